@@ -1,0 +1,217 @@
+/*
+ * zyfa: FP8 and BF16 causal prefill attention for NVIDIA Hopper (sm_90a).
+ *
+ * The C ABI. C99, no CUDA types: a stream is passed as `void *` (a cudaStream_t,
+ * NULL meaning the default stream), tensors as raw device pointers.
+ *
+ * ABI promise: every struct that starts with `size_t struct_size` only ever grows
+ * at its end. A caller sets struct_size = sizeof(the struct it was compiled with)
+ * (the ZYFA_*_INIT macros do). The library accepts every layout it knows, from the
+ * first released one up to its own, and treats fields past a caller's struct_size as
+ * their defaults; a larger struct_size (a newer header than the library) is refused
+ * with ZYFA_STATUS_BAD_STRUCT_SIZE, since fields it cannot read would be ignored
+ * silently. Status values are explicit and never renumbered.
+ *
+ * Threading: every function may be called from any thread. zyfa_last_error() is
+ * per thread.
+ */
+#ifndef ZYFA_ZYFA_H_
+#define ZYFA_ZYFA_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#  define ZYFA_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#  define ZYFA_API __attribute__((visibility("default")))
+#else
+#  define ZYFA_API
+#endif
+
+#define ZYFA_VERSION_MAJOR 0
+#define ZYFA_VERSION_MINOR 1
+#define ZYFA_VERSION_PATCH 0
+/* One integer that grows with every release: major * 10000 + minor * 100 + patch. */
+#define ZYFA_VERSION (ZYFA_VERSION_MAJOR * 10000 + ZYFA_VERSION_MINOR * 100 + ZYFA_VERSION_PATCH)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- statuses */
+typedef enum zyfa_status {
+  ZYFA_STATUS_SUCCESS = 0,
+  ZYFA_STATUS_NULL_ARGUMENT = 1,          /* a required pointer argument (the descriptor itself, an out-parameter) is NULL */
+  ZYFA_STATUS_BAD_STRUCT_SIZE = 2,        /* struct_size is not a layout this library knows */
+  ZYFA_STATUS_BAD_DTYPE = 3,
+  ZYFA_STATUS_BAD_LAYOUT = 4,
+  ZYFA_STATUS_UNSUPPORTED_HEAD_DIM = 5,   /* (d_qk, d_v) is neither (128, 128) nor (192, 128) */
+  ZYFA_STATUS_BAD_SHAPE = 6,              /* batch, seqlen, nheads or nheads_k below 1 */
+  ZYFA_STATUS_BAD_HEAD_RATIO = 7,         /* nheads is not a multiple of nheads_k */
+  ZYFA_STATUS_BAD_STRIDE = 8,             /* a stride is negative, zero where it must not be, or not 16-byte granular */
+  ZYFA_STATUS_MISALIGNED = 9,             /* a tensor pointer is not 16-byte aligned */
+  ZYFA_STATUS_NULL_TENSOR = 10,           /* q, k, v or out is NULL */
+  ZYFA_STATUS_ALIASED_OUTPUT = 11,        /* out or lse overlaps an input or each other */
+  ZYFA_STATUS_BAD_DESCALE = 12,           /* an FP8 descale is missing, of an unknown kind, non-positive or not finite */
+  ZYFA_STATUS_FP8_FIELD_WITH_BF16 = 13,   /* a descale given with BF16 inputs */
+  ZYFA_STATUS_NOT_CAUSAL = 14,            /* causal must be 1: only causal attention is implemented */
+  ZYFA_STATUS_SIZE_OVERFLOW = 15,         /* an element count or byte offset overflows 64 bits */
+  ZYFA_STATUS_BAD_SOFTMAX_SCALE = 16,     /* negative, NaN or infinite */
+  ZYFA_STATUS_NO_DEVICE = 17,             /* no CUDA device or driver is present */
+  ZYFA_STATUS_UNSUPPORTED_DEVICE = 18,    /* the current device is not a Hopper GPU with sm_90 code in this build */
+  ZYFA_STATUS_CUDA_ERROR = 19,            /* the CUDA runtime reported an error (also a sticky one from elsewhere) */
+  ZYFA_STATUS_OUT_OF_MEMORY = 20,
+  ZYFA_STATUS_NOT_PREPARED = 21,          /* a call under stream capture needs a plan that zyfa_attn_prepare builds first */
+  ZYFA_STATUS_BAD_ARGUMENT = 22,          /* any other argument out of range (quantize sizes, cache capacity) */
+  ZYFA_STATUS_INTERNAL = 23               /* a bug in zyfa: please report it with zyfa_last_error() */
+} zyfa_status;
+
+/* A static string naming the status, e.g. "ZYFA_STATUS_BAD_DTYPE: unknown input dtype". Never NULL. */
+ZYFA_API const char *zyfa_status_string(zyfa_status status);
+
+/* The message of the last failed call on this thread, naming the field and its value; "" after success.
+ * The pointer stays valid until the next zyfa call on this thread. */
+ZYFA_API const char *zyfa_last_error(void);
+
+/* ZYFA_VERSION of the loaded library; compare with the header's macro to catch a mismatched .so. */
+ZYFA_API int zyfa_version(void);
+
+/* ---------------------------------------------------------------- descriptor */
+typedef enum zyfa_dtype {
+  ZYFA_DTYPE_BF16 = 0,      /* q, k, v in bfloat16 */
+  ZYFA_DTYPE_FP8_E4M3 = 1   /* q, k, v in float8 e4m3 (OCP, finite, max 448), one descale per tensor */
+} zyfa_dtype;
+
+typedef enum zyfa_layout {
+  ZYFA_LAYOUT_BSHD = 0,     /* (batch, seqlen, heads, dim), contiguous */
+  ZYFA_LAYOUT_BHSD = 1,     /* (batch, heads, seqlen, dim), contiguous */
+  ZYFA_LAYOUT_STRIDED = 2   /* the strides fields below, in elements; the dim is always contiguous */
+} zyfa_layout;
+
+/* Strides in elements of one tensor of shape (batch, seqlen, heads, dim). Read only with ZYFA_LAYOUT_STRIDED. */
+typedef struct zyfa_strides {
+  int64_t batch;
+  int64_t seq;
+  int64_t head;
+} zyfa_strides;
+
+typedef enum zyfa_descale_kind {
+  ZYFA_DESCALE_NONE = 0,    /* BF16 only */
+  ZYFA_DESCALE_HOST = 1,    /* `value`, a host float */
+  ZYFA_DESCALE_DEVICE = 2   /* `ptr`, float32 in device memory (host memory for zyfa_attn_fwd_host), read by the kernel */
+} zyfa_descale_kind;
+
+/* The factor that maps an FP8 tensor back to its original range. A device descale is one element
+ * (batch_stride = head_stride = 0) or expanded to (batch, nheads_k) with these strides in elements.
+ * Device values are not checked (the call never waits for the host): each must be a positive normal float. */
+typedef struct zyfa_descale {
+  zyfa_descale_kind kind;
+  float value;
+  const float *ptr;
+  int64_t batch_stride;
+  int64_t head_stride;
+} zyfa_descale;
+
+typedef struct zyfa_attn_desc {
+  size_t struct_size;           /* sizeof(zyfa_attn_desc) of the caller: set by ZYFA_ATTN_DESC_INIT */
+  zyfa_dtype dtype;
+  zyfa_layout layout;
+  int64_t batch;
+  int64_t seqlen;               /* seqlen_q = seqlen_k; any value >= 1 */
+  int64_t nheads;               /* query heads */
+  int64_t nheads_k;             /* key/value heads; nheads % nheads_k == 0 (MHA, GQA, MQA) */
+  int64_t d_qk;                 /* 128, or 192 with d_v = 128 */
+  int64_t d_v;
+  const void *q;
+  const void *k;
+  const void *v;
+  void *out;                    /* bfloat16, shape (batch, seqlen, nheads, d_v) in the layout's order */
+  float *lse;                   /* optional: float32 (batch, nheads, seqlen), contiguous, natural log */
+  float softmax_scale;          /* 0 means 1 / sqrt(d_qk) */
+  int32_t causal;               /* must be 1 */
+  zyfa_strides q_strides;       /* ZYFA_LAYOUT_STRIDED only */
+  zyfa_strides k_strides;
+  zyfa_strides v_strides;
+  zyfa_strides out_strides;
+  zyfa_descale q_descale;       /* FP8 only */
+  zyfa_descale k_descale;
+  zyfa_descale v_descale;
+  /* New fields go here, and only here. */
+} zyfa_attn_desc;
+
+/* Defaults: BF16, BSHD, d = 128, causal, no LSE, softmax_scale = 1/sqrt(d_qk). Shapes and pointers must be filled in. */
+#define ZYFA_ATTN_DESC_INIT                                                                     \
+  {                                                                                             \
+    sizeof(zyfa_attn_desc), ZYFA_DTYPE_BF16, ZYFA_LAYOUT_BSHD, 0, 0, 0, 0, 128, 128, NULL, NULL, \
+        NULL, NULL, NULL, 0.0f, 1, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0},                   \
+        {ZYFA_DESCALE_NONE, 0.0f, NULL, 0, 0}, {ZYFA_DESCALE_NONE, 0.0f, NULL, 0, 0},            \
+        {ZYFA_DESCALE_NONE, 0.0f, NULL, 0, 0}                                                    \
+  }
+
+/* ---------------------------------------------------------------- attention */
+/* One causal forward attention on the current CUDA device, asynchronous on `stream` (a cudaStream_t).
+ * On any error nothing is launched and nothing is written. */
+ZYFA_API zyfa_status zyfa_attn_fwd(const zyfa_attn_desc *desc, void *stream);
+
+/* Validates `desc` and builds (or finds) the plan for its shape on the current device: after it, a
+ * zyfa_attn_fwd of the same shape can be captured in a CUDA graph. Pointers may be NULL here. */
+ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream);
+
+/* The CPU backend: the same descriptor over host memory, the same algorithm and numerics as the GPU
+ * kernels (tiling, P rounding, block scaling), fp32 accumulation, multi-threaded. Synchronous. */
+ZYFA_API zyfa_status zyfa_attn_fwd_host(const zyfa_attn_desc *desc);
+
+/* ---------------------------------------------------------------- FP8 quantization */
+typedef enum zyfa_rotation {
+  ZYFA_ROTATION_NONE = 0,
+  ZYFA_ROTATION_HADAMARD = 1    /* random-sign Hadamard (d = 128), or 3-point DCT x 64-point Hadamard (d = 192) */
+} zyfa_rotation;
+
+typedef struct zyfa_quantize_desc {
+  size_t struct_size;           /* set by ZYFA_QUANTIZE_DESC_INIT */
+  const void *src;              /* bfloat16, n_rows x dim, rows contiguous with row_stride elements apart */
+  void *dst;                    /* float8 e4m3, n_rows x dim, contiguous */
+  float *descale;               /* one float32: the power of two that maps dst back to src's range */
+  int64_t n_rows;
+  int64_t dim;                  /* the row length; must be 128 or 192 with a rotation, any multiple of 8 without */
+  int64_t row_stride;           /* in elements; 0 means dim */
+  zyfa_rotation rotation;
+  uint64_t rotation_seed;       /* the random signs of the rotation: use one seed for q and k */
+  /* New fields go here, and only here. */
+} zyfa_quantize_desc;
+
+#define ZYFA_QUANTIZE_DESC_INIT {sizeof(zyfa_quantize_desc), NULL, NULL, NULL, 0, 0, 0, ZYFA_ROTATION_NONE, 0}
+
+/* BF16 to FP8 e4m3 with one power-of-two scale per tensor: dst = round(rot(src) / descale), with descale =
+ * 2^ceil(log2(amax / 448)) written to device memory, so an attention call can read it without a host wait. */
+ZYFA_API zyfa_status zyfa_quantize_fp8(const zyfa_quantize_desc *desc, void *stream);
+
+/* The host twin of zyfa_quantize_fp8 over host memory, bit-identical in its output. */
+ZYFA_API zyfa_status zyfa_quantize_fp8_host(const zyfa_quantize_desc *desc);
+
+/* ---------------------------------------------------------------- plan cache */
+typedef struct zyfa_plan_cache_stats {
+  size_t struct_size;           /* set by the caller before zyfa_plan_cache_get_stats */
+  uint64_t hits;
+  uint64_t misses;
+  uint64_t evictions;
+  uint64_t entries;             /* plans held now */
+  uint64_t capacity;            /* the most plans held at once */
+  uint64_t device_bytes;        /* device memory held by the job tables */
+  /* New fields go here, and only here. */
+} zyfa_plan_cache_stats;
+
+#define ZYFA_PLAN_CACHE_STATS_INIT {sizeof(zyfa_plan_cache_stats), 0, 0, 0, 0, 0, 0}
+
+ZYFA_API zyfa_status zyfa_plan_cache_get_stats(zyfa_plan_cache_stats *stats);
+/* Bounds the cache (least recently used plans go first); capacity >= 1. Default 64. */
+ZYFA_API zyfa_status zyfa_plan_cache_set_capacity(uint64_t capacity);
+/* Frees every plan. Not while a call that uses one may still be running on a stream. */
+ZYFA_API zyfa_status zyfa_plan_cache_clear(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ZYFA_ZYFA_H_ */

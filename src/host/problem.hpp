@@ -1,0 +1,58 @@
+// The validated form of a zyfa_attn_desc that every backend consumes: layouts resolved to strides, the
+// softmax scale resolved, descales in one form. Only validate() (src/host/validate.cpp) makes one.
+#ifndef ZYFA_HOST_PROBLEM_HPP_
+#define ZYFA_HOST_PROBLEM_HPP_
+
+#include <cstdint>
+
+#include "zyfa/zyfa.h"
+
+namespace zyfa {
+
+// A tensor of logical shape (batch, seqlen, heads, dim) with element strides; dim is contiguous.
+struct TensorRef {
+  const void *ptr = nullptr;
+  int64_t batch_stride = 0;
+  int64_t seq_stride = 0;
+  int64_t head_stride = 0;
+
+  int64_t offset(int64_t b, int64_t s, int64_t h) const {
+    return b * batch_stride + s * seq_stride + h * head_stride;
+  }
+};
+
+// One descale: a constant (host float, or BF16's 1), or a float array indexed by (batch, kv head).
+struct Descale {
+  float value = 1.0f;          // used when ptr == nullptr
+  const float *ptr = nullptr;  // device memory for the GPU, host memory for the CPU backend
+  int64_t batch_stride = 0;
+  int64_t head_stride = 0;
+
+  bool on_device_memory() const { return ptr != nullptr; }
+  // Host-side read (CPU backend only: on the GPU the kernel reads ptr itself).
+  float host_value(int64_t b, int64_t hk) const {
+    return ptr ? ptr[b * batch_stride + hk * head_stride] : value;
+  }
+};
+
+struct Problem {
+  zyfa_dtype dtype = ZYFA_DTYPE_BF16;
+  int64_t batch = 0, seqlen = 0, nheads = 0, nheads_k = 0, d_qk = 0, d_v = 0;
+  TensorRef q, k, v;
+  TensorRef out;     // bfloat16; ptr is const here, backends cast it back (validate checked it is writable)
+  float *lse = nullptr;  // (batch, nheads, seqlen) contiguous, or nullptr
+  float softmax_scale = 0.0f;  // resolved: never 0
+  Descale q_descale, k_descale, v_descale;  // all 1 for BF16
+
+  bool fp8() const { return dtype == ZYFA_DTYPE_FP8_E4M3; }
+  int64_t group() const { return nheads / nheads_k; }  // query heads per kv head
+  void *out_ptr() const { return const_cast<void *>(out.ptr); }
+  // B*H*S^2*(d_qk + d_v): the causal FLOP count that every zyfa throughput figure uses (ZYFA's convention).
+  double flops() const {
+    return double(batch) * double(nheads) * double(seqlen) * double(seqlen) * double(d_qk + d_v);
+  }
+};
+
+}  // namespace zyfa
+
+#endif  // ZYFA_HOST_PROBLEM_HPP_

@@ -1,0 +1,24 @@
+// One entry of a plan's job table: the contract between the plan cache (src/host) and the persistent
+// kernels (src/kernels, src/asmgen). A job is one (batch, query head) and up to two causal query tiles,
+// paired first with last so that every full job covers the same number of key blocks.
+#ifndef ZYFA_KERNELS_JOB_H_
+#define ZYFA_KERNELS_JOB_H_
+
+#include <cstdint>
+
+namespace zyfa {
+
+// No second tile (the middle tile of an odd count runs alone).
+constexpr int32_t kNoTile = -1;
+
+struct alignas(16) Job {
+  int32_t batch;
+  int32_t head;         // query head; its kv head is head / (nheads / nheads_k)
+  int32_t tile_first;   // query tile index, in units of numerics::kQueryTile rows
+  int32_t tile_second;  // kNoTile, or the tile paired with tile_first
+};
+static_assert(sizeof(Job) == 16, "a Job is one 16-byte load for the kernel");
+
+}  // namespace zyfa
+
+#endif  // ZYFA_KERNELS_JOB_H_

@@ -1,0 +1,33 @@
+// Host-callable launchers of the CUDA kernels. Plain C++ (no CUDA types), so src/host can include it
+// without nvcc. Each returns a cudaError_t value (0 = cudaSuccess) and never synchronizes.
+#ifndef ZYFA_KERNELS_LAUNCH_HPP_
+#define ZYFA_KERNELS_LAUNCH_HPP_
+
+#include <cstdint>
+
+#include "host/problem.hpp"
+#include "kernels/job.h"
+
+namespace zyfa::kernels {
+
+// What a persistent kernel needs from the plan: the job table in device memory and the grid to walk it.
+struct Schedule {
+  const Job *jobs = nullptr;  // device memory
+  int32_t n_jobs = 0;
+  int32_t grid = 0;           // CTAs; each walks jobs blockIdx.x, blockIdx.x + grid, ...
+};
+
+// The general kernel: every configuration the descriptor can express, the zyfa numerics of
+// src/kernels/numerics.h, mma.sync. `stream` is a cudaStream_t.
+int launch_fallback_attention(const Problem &problem, const Schedule &schedule, void *stream);
+
+// CTAs per SM the fallback kernel is built for (the plan sizes the grid with it).
+int fallback_ctas_per_sm();
+
+// zyfa_quantize_fp8 on the GPU: validated arguments, device pointers. `scratch` holds one uint32
+// (the running amax as float bits) that the launcher zeroes on the stream.
+int launch_quantize_fp8(const zyfa_quantize_desc &desc, int64_t row_stride, uint32_t *scratch, void *stream);
+
+}  // namespace zyfa::kernels
+
+#endif  // ZYFA_KERNELS_LAUNCH_HPP_

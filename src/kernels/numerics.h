@@ -1,0 +1,127 @@
+// zyfa's numerics, shared by the CPU backend (src/ref) and every GPU kernel (src/kernels, src/asmgen).
+// One definition of each rounding and of the softmax recurrence, so the backends cannot drift apart.
+//
+// The recurrence for one query row, over key blocks of kKeyBlock keys (causal: keys <= the row):
+//   s_j   = q . k_j                       raw score, fp32 accumulation (exact products)
+//   c     = softmax_scale * log2(e) [* q_descale * k_descale for FP8]      (fp32, in this order)
+//   bmax  = c * max_j s_j                 block max in base-2 units
+//   if m == -inf or bmax > m + tau:       lazy rescale (tau = lazy_rescale_threshold)
+//       m_new = bmax (FP8: rounded up to a multiple of 1/8, so that -8m is an integer code offset)
+//       alpha = exp2(m - m_new); O *= alpha; l *= alpha; m = m_new
+//   BF16: p_j = bf16(exp2(fma(s_j, c, -m)));                      O += sum p_j v_j; l += sum p_j
+//   FP8:  shift = min(floor(m - bmax), kMaxBlockShift)           per-block power-of-two scaling:
+//         the block's largest p gets a code in (48, 56], next to the code 56 of p = 1
+//         d = 128 (lean P):  code_j = max(rint(s_j * 8c + (56 + 8 shift - 8m)), 0)
+//         d = 192 (exact P): code_j = e4m3(exp2(fma(s_j, c, shift - m)))
+//         acc = sum code_j v_j, rs = sum code_j (fp32; rs is the denominator of the rounded P)
+//         O += 2^-shift acc; l += 2^-shift rs
+//   out = bf16(O / l [* v_descale]),  lse = (m + log2(l)) * ln(2)
+#ifndef ZYFA_KERNELS_NUMERICS_H_
+#define ZYFA_KERNELS_NUMERICS_H_
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#  define ZYFA_HD __host__ __device__ __forceinline__
+#else
+#  define ZYFA_HD inline
+#endif
+
+namespace zyfa::numerics {
+
+// Keys per block of the softmax recurrence: the unit of the block max, the lazy rescale and the FP8 scaling.
+constexpr int kKeyBlock = 128;
+// Queries per tile of the causal job table (the unit that the plan cache pairs first-with-last).
+constexpr int kQueryTile = 128;
+
+// Lazy rescaling thresholds in base-2 units of the score (ZYFA's values; see bench/NOTES.md for tuning).
+constexpr float kLazyRescaleFp8 = 0.125f;
+constexpr float kLazyRescaleBf16D128 = 0.5f;
+constexpr float kLazyRescaleBf16D192 = 8.0f;
+
+// The e4m3 code of 1.0: exponent bias 7, so 7 << 3.
+constexpr int kE4m3CodeOfOne = 56;
+// Codes per binade of e4m3 (three mantissa bits).
+constexpr int kE4m3CodesPerBinade = 8;
+// Largest finite e4m3 value.
+constexpr float kE4m3Max = 448.0f;
+// Blocks more than this many binades below the row max contribute nothing representable; clamping the
+// shift keeps 2^-shift a normal float.
+constexpr int kMaxBlockShift = 64;
+// 1.5 * 2^23: added by an FFMA, it leaves rint(x) in the low mantissa bits of a float (lean P on the GPU).
+constexpr float kRoundMagic = 12582912.0f;
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+ZYFA_HD float lazy_rescale_threshold(bool fp8, int d_qk) {
+  return fp8 ? kLazyRescaleFp8 : (d_qk == 128 ? kLazyRescaleBf16D128 : kLazyRescaleBf16D192);
+}
+// Lean P (codes from one multiply-add) at d = 128; exact P (an exponential) at d_qk = 192.
+ZYFA_HD bool uses_lean_p(int d_qk) { return d_qk == 128; }
+
+ZYFA_HD uint32_t float_bits(float x) { uint32_t u; std::memcpy(&u, &x, 4); return u; }
+ZYFA_HD float bits_float(uint32_t u) { float x; std::memcpy(&x, &u, 4); return x; }
+
+// ---- bfloat16, round to nearest even; NaN stays NaN.
+ZYFA_HD uint16_t bf16_bits(float x) {
+  uint32_t u = float_bits(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+ZYFA_HD float bf16_value(uint16_t b) { return bits_float(uint32_t(b) << 16); }
+ZYFA_HD float round_bf16(float x) { return bf16_value(bf16_bits(x)); }
+
+// ---- float8 e4m3 (OCP "fn": no infinities, 0x7f/0xff are NaN, max 448), round to nearest even,
+// saturating to +-448 like cvt.rn.satfinite.e4m3x2.f32.
+ZYFA_HD float e4m3_value(uint8_t c) {
+  const int sign = c >> 7, e = (c >> 3) & 15, mant = c & 7;
+  float v;
+  if (e == 15 && mant == 7) v = NAN;
+  else if (e == 0) v = std::ldexp(float(mant), -9);
+  else v = std::ldexp(float(8 + mant), e - 10);
+  return sign ? -v : v;
+}
+ZYFA_HD uint8_t e4m3_code(float x) {
+  if (std::isnan(x)) return 0x7f;
+  const uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  float a = std::fabs(x);
+  if (a >= kE4m3Max) return sign | 0x7e;
+  // Quantum of a's binade: 2^(e-3) for normals (e >= -6), 2^-9 for subnormals.
+  int e;
+  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1): the binade is 2^(e-1)
+  const int q = (e - 1 < -6) ? -9 : (e - 1) - 3;
+  const float n = std::nearbyint(std::ldexp(a, -q));  // exact scaling; nearbyint is RNE in the default mode
+  const float r = std::ldexp(n, q);
+  if (r >= kE4m3Max) return sign | 0x7e;
+  if (r == 0.0f) return sign;
+  int re;
+  std::frexp(r, &re);
+  if (re - 1 < -6) return uint8_t(sign | uint8_t(n));                        // subnormal: code = mantissa
+  return uint8_t(sign | ((re - 1 + 7) << 3) | (uint8_t(std::ldexp(r, -(re - 1 - 3))) - 8));
+}
+
+// ---- lean P: the e4m3 code of 2^(x) for x <= 0 as one rounded multiply-add. `c8` is 8c, `offset` is
+// 56 + 8 shift - 8m (an integer, since m is a multiple of 1/8). The product and sum are exact in double,
+// so this equals the GPU's single-rounding FFMA with kRoundMagic.
+inline int lean_p_code_host(float s, float c8, float offset) {
+  const double code = std::nearbyint(double(s) * double(c8) + double(offset));
+  return code < 0 ? 0 : int(code);
+}
+
+// Lazy-rescale reference max for FP8: rounded up to a multiple of 1/kE4m3CodesPerBinade.
+ZYFA_HD float fp8_reference_max(float bmax) {
+  return std::ceil(bmax * float(kE4m3CodesPerBinade)) / float(kE4m3CodesPerBinade);
+}
+// Per-block shift (an integer number of binades) for a block whose max is bmax under reference m.
+ZYFA_HD int fp8_block_shift(float m, float bmax) {
+  const float f = std::floor(m - bmax);
+  return f > float(kMaxBlockShift) ? kMaxBlockShift : int(f);
+}
+
+}  // namespace zyfa::numerics
+
+#endif  // ZYFA_KERNELS_NUMERICS_H_
