@@ -24,9 +24,6 @@ zyfa_status from_cuda_error(int error, const char *what);
 // Device memory for the plan cache's job tables.
 std::unique_ptr<DeviceMemory> make_device_memory();
 
-// Scratch for zyfa_quantize_fp8: one 4-byte word per device, allocated once, valid for the process.
-zyfa_status quantize_scratch(int device, unsigned **scratch);
-
 }  // namespace zyfa::cuda
 
 #endif  // ZYFA_HOST_CUDA_API_HPP_

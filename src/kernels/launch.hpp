@@ -24,9 +24,9 @@ int launch_fallback_attention(const Problem &problem, const Schedule &schedule, 
 // CTAs per SM the fallback kernel is built for (the plan sizes the grid with it).
 int fallback_ctas_per_sm();
 
-// zyfa_quantize_fp8 on the GPU: validated arguments, device pointers. `scratch` holds one uint32
-// (the running amax as float bits) that the launcher zeroes on the stream.
-int launch_quantize_fp8(const zyfa_quantize_desc &desc, int64_t row_stride, uint32_t *scratch, void *stream);
+// zyfa_quantize_fp8 on the GPU: validated arguments (row_stride resolved), device pointers. Needs no
+// scratch: the amax is reduced into *desc.descale, then turned into the descale in place, in stream order.
+int launch_quantize_fp8(const zyfa_quantize_desc &desc, int64_t row_stride, void *stream);
 
 }  // namespace zyfa::kernels
 
