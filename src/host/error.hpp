@@ -2,6 +2,8 @@
 #ifndef ZYFA_HOST_ERROR_HPP_
 #define ZYFA_HOST_ERROR_HPP_
 
+#include <new>
+
 #include "zyfa/zyfa.h"
 
 namespace zyfa {
@@ -12,6 +14,20 @@ zyfa_status fail(zyfa_status status, const char *format, ...) __attribute__((for
 // Clears this thread's message; every entry point calls it first, so success leaves "".
 void clear_error();
 const char *last_error();
+
+// The body of every exported entry point: clears this thread's message, runs `body`, and turns any C++
+// exception into a status, since nothing may unwind through the C ABI.
+template <typename Body>
+zyfa_status guarded(const char *entry, Body &&body) {
+  clear_error();
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return fail(ZYFA_STATUS_OUT_OF_MEMORY, "%s: host memory allocation failed", entry);
+  } catch (...) {
+    return fail(ZYFA_STATUS_INTERNAL, "%s: unexpected C++ exception inside zyfa", entry);
+  }
+}
 
 }  // namespace zyfa
 
