@@ -1,0 +1,53 @@
+#include "host/dispatch.hpp"
+
+#include <memory>
+
+#include "host/cuda_api.hpp"
+#include "host/plan_cache.hpp"
+#include "kernels/launch.hpp"
+
+namespace zyfa {
+namespace {
+
+// A kernel the dispatcher can pick: the first whose `supports` accepts the problem runs. The fallback,
+// last, supports everything the descriptor can express.
+struct KernelChoice {
+  const char *name;
+  bool (*supports)(const Problem &);
+  int (*ctas_per_sm)();
+  int (*launch)(const Problem &, const kernels::Schedule &, void *stream);
+};
+
+bool always(const Problem &) { return true; }
+
+const KernelChoice kKernels[] = {
+    {"fallback attention", always, kernels::fallback_ctas_per_sm, kernels::launch_fallback_attention},
+};
+
+const KernelChoice &choose_kernel(const Problem &problem) {
+  for (const KernelChoice &k : kKernels) {
+    if (k.supports(problem)) return k;
+  }
+  return kKernels[sizeof kKernels / sizeof kKernels[0] - 1];
+}
+
+}  // namespace
+
+zyfa_status run_attention(const Problem &problem, zyfa_layout layout, void *stream, bool launch) {
+  int device = 0;
+  if (zyfa_status s = cuda::current_hopper_device(&device)) return s;
+  bool capturing = false;
+  if (zyfa_status s = cuda::stream_is_capturing(stream, &capturing)) return s;
+  const KernelChoice &kernel = choose_kernel(problem);
+  const PlanKey key{device,        problem.dtype,  problem.d_qk,     problem.d_v,  problem.batch,
+                    problem.nheads, problem.nheads_k, problem.seqlen, layout};
+  std::shared_ptr<const Plan> plan;
+  if (zyfa_status s = PlanCache::global().acquire(key, kernel.ctas_per_sm(), /*may_build=*/!capturing,
+                                                  /*pin=*/capturing, &plan)) {
+    return s;
+  }
+  if (!launch) return ZYFA_STATUS_SUCCESS;
+  return cuda::from_cuda_error(kernel.launch(problem, plan->schedule, stream), kernel.name);
+}
+
+}  // namespace zyfa

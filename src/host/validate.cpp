@@ -1,0 +1,302 @@
+#include "host/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+
+#include "host/error.hpp"
+
+namespace zyfa {
+namespace {
+
+// Every tensor base pointer and every non-unit stride must be 16-byte granular: the Hopper kernels load
+// rows with TMA and 16-byte vectors.
+constexpr int64_t kTensorAlignmentBytes = 16;
+constexpr int64_t kBf16Bytes = 2;
+constexpr int64_t kFp8Bytes = 1;
+constexpr int64_t kLseBytes = 4;
+
+struct SupportedHeadDims {
+  int64_t d_qk, d_v;
+};
+// d = 128, and the per-head form of multi-head latent attention that prefill uses.
+constexpr SupportedHeadDims kSupportedHeadDims[] = {{128, 128}, {192, 128}};
+
+bool mul_overflows(int64_t a, int64_t b, int64_t *out) { return __builtin_mul_overflow(a, b, out); }
+bool add_overflows(int64_t a, int64_t b, int64_t *out) { return __builtin_add_overflow(a, b, out); }
+
+// One tensor of shape (batch, seqlen, heads, dim) as validation sees it.
+struct TensorSpec {
+  const char *name;  // "q", "k", "v", "out"
+  const void *ptr;
+  int64_t heads, dim, element_bytes;
+  zyfa_strides strides;  // elements
+};
+
+// Strides of a contiguous tensor in the two named layouts.
+zyfa_strides layout_strides(zyfa_layout layout, int64_t seqlen, int64_t heads, int64_t dim) {
+  if (layout == ZYFA_LAYOUT_BSHD) return {seqlen * heads * dim, heads * dim, dim};
+  return {heads * seqlen * dim, dim, seqlen * dim};  // BHSD
+}
+
+// The number of bytes from the tensor's first element to one past its last, or an overflow status.
+zyfa_status tensor_extent_bytes(const TensorSpec &t, int64_t batch, int64_t seqlen, int64_t *bytes) {
+  const int64_t extents[3] = {batch, seqlen, t.heads};
+  const int64_t strides[3] = {t.strides.batch, t.strides.seq, t.strides.head};
+  int64_t last = t.dim - 1;  // the offset of the last element, in elements
+  for (int i = 0; i < 3; ++i) {
+    int64_t term = 0;
+    if (mul_overflows(extents[i] - 1, strides[i], &term) || add_overflows(last, term, &last)) {
+      return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: the offset of its last element overflows 64 bits", t.name);
+    }
+  }
+  if (mul_overflows(last + 1, t.element_bytes, bytes)) {
+    return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: its size in bytes overflows 64 bits", t.name);
+  }
+  return ZYFA_STATUS_SUCCESS;
+}
+
+zyfa_status check_strides(const TensorSpec &t, int64_t batch, int64_t seqlen, bool written) {
+  const char *const names[3] = {"batch", "seq", "head"};
+  const int64_t extents[3] = {batch, seqlen, t.heads};
+  const int64_t strides[3] = {t.strides.batch, t.strides.seq, t.strides.head};
+  for (int i = 0; i < 3; ++i) {
+    if (strides[i] < 0) {
+      return fail(ZYFA_STATUS_BAD_STRIDE, "desc->%s_strides.%s = %lld: strides must be >= 0", t.name, names[i],
+                  (long long)strides[i]);
+    }
+    if (extents[i] > 1 && (strides[i] * t.element_bytes) % kTensorAlignmentBytes != 0) {
+      return fail(ZYFA_STATUS_BAD_STRIDE,
+                  "desc->%s_strides.%s = %lld elements (%lld bytes): must be a multiple of %lld bytes", t.name,
+                  names[i], (long long)strides[i], (long long)(strides[i] * t.element_bytes),
+                  (long long)kTensorAlignmentBytes);
+    }
+  }
+  if (!written) return ZYFA_STATUS_SUCCESS;  // inputs may overlap themselves (broadcast reads)
+  // A written tensor must map distinct elements to distinct addresses: ordered by stride, each dimension
+  // must step past everything the smaller ones cover. Dimensions of extent 1 never step.
+  struct Dim {
+    int64_t stride, extent;
+  };
+  Dim dims[3] = {{strides[0], extents[0]}, {strides[1], extents[1]}, {strides[2], extents[2]}};
+  std::sort(dims, dims + 3, [](const Dim &a, const Dim &b) { return a.stride < b.stride; });
+  int64_t covered = t.dim;  // elements spanned by the dimensions below
+  for (const Dim &d : dims) {
+    if (d.extent == 1) continue;
+    if (d.stride < covered) {
+      return fail(ZYFA_STATUS_BAD_STRIDE,
+                  "desc->%s_strides = {%lld, %lld, %lld}: rows of the output overlap (a stride of %lld elements "
+                  "is smaller than the %lld elements below it)",
+                  t.name, (long long)strides[0], (long long)strides[1], (long long)strides[2], (long long)d.stride,
+                  (long long)covered);
+    }
+    covered = d.stride * d.extent;
+  }
+  return ZYFA_STATUS_SUCCESS;
+}
+
+zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int64_t batch, int64_t nheads_k,
+                          Descale *out) {
+  if (!fp8) {
+    if (d.kind != ZYFA_DESCALE_NONE) {
+      return fail(ZYFA_STATUS_FP8_FIELD_WITH_BF16,
+                  "desc->%s.kind = %d: descales apply to FP8 inputs only; with dtype BF16 leave it "
+                  "ZYFA_DESCALE_NONE",
+                  name, (int)d.kind);
+    }
+    *out = Descale{};
+    return ZYFA_STATUS_SUCCESS;
+  }
+  switch (d.kind) {
+    case ZYFA_DESCALE_HOST:
+      if (!(d.value > 0.0f) || !std::isfinite(d.value) || !std::isnormal(d.value)) {
+        return fail(ZYFA_STATUS_BAD_DESCALE, "desc->%s.value = %g: must be a positive normal float", name,
+                    (double)d.value);
+      }
+      *out = Descale{d.value, nullptr, 0, 0};
+      return ZYFA_STATUS_SUCCESS;
+    case ZYFA_DESCALE_DEVICE: {
+      if (d.ptr == nullptr) {
+        return fail(ZYFA_STATUS_BAD_DESCALE, "desc->%s.ptr = NULL: kind ZYFA_DESCALE_DEVICE needs a float32 pointer",
+                    name);
+      }
+      if (reinterpret_cast<uintptr_t>(d.ptr) % alignof(float) != 0) {
+        return fail(ZYFA_STATUS_BAD_DESCALE, "desc->%s.ptr = %p: not 4-byte aligned", name, (const void *)d.ptr);
+      }
+      if (d.batch_stride < 0 || d.head_stride < 0) {
+        return fail(ZYFA_STATUS_BAD_DESCALE,
+                    "desc->%s strides = (%lld, %lld): must be >= 0 (0, 0 for one element; (batch, nheads_k) "
+                    "otherwise)",
+                    name, (long long)d.batch_stride, (long long)d.head_stride);
+      }
+      int64_t last = 0, term = 0;
+      if (mul_overflows(batch - 1, d.batch_stride, &last) || mul_overflows(nheads_k - 1, d.head_stride, &term) ||
+          add_overflows(last, term, &last)) {
+        return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: the offset of its last element overflows 64 bits", name);
+      }
+      *out = Descale{1.0f, d.ptr, d.batch_stride, d.head_stride};
+      return ZYFA_STATUS_SUCCESS;
+    }
+    case ZYFA_DESCALE_NONE:
+      return fail(ZYFA_STATUS_BAD_DESCALE,
+                  "desc->%s.kind = ZYFA_DESCALE_NONE: FP8 inputs need a descale (ZYFA_DESCALE_HOST or "
+                  "ZYFA_DESCALE_DEVICE)",
+                  name);
+    default:
+      return fail(ZYFA_STATUS_BAD_DESCALE, "desc->%s.kind = %d: not a zyfa_descale_kind", name, (int)d.kind);
+  }
+}
+
+struct ByteRange {
+  const char *name;
+  uintptr_t begin, end;
+  bool written;  // out and lse
+  bool overlaps(const ByteRange &o) const { return begin < o.end && o.begin < end; }
+};
+
+}  // namespace
+
+zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers, Problem *problem) {
+  if (desc == nullptr) return fail(ZYFA_STATUS_NULL_ARGUMENT, "desc = NULL");
+  if (desc->struct_size != sizeof(zyfa_attn_desc)) {
+    return fail(ZYFA_STATUS_BAD_STRUCT_SIZE,
+                "desc->struct_size = %zu: this zyfa (%d.%d.%d) reads zyfa_attn_desc of %zu bytes; initialize "
+                "with ZYFA_ATTN_DESC_INIT and build against the header of the library you load",
+                desc->struct_size, ZYFA_VERSION_MAJOR, ZYFA_VERSION_MINOR, ZYFA_VERSION_PATCH,
+                sizeof(zyfa_attn_desc));
+  }
+  const zyfa_attn_desc &d = *desc;
+  if (d.dtype != ZYFA_DTYPE_BF16 && d.dtype != ZYFA_DTYPE_FP8_E4M3) {
+    return fail(ZYFA_STATUS_BAD_DTYPE, "desc->dtype = %d: must be ZYFA_DTYPE_BF16 (0) or ZYFA_DTYPE_FP8_E4M3 (1)",
+                (int)d.dtype);
+  }
+  if (d.layout != ZYFA_LAYOUT_BSHD && d.layout != ZYFA_LAYOUT_BHSD && d.layout != ZYFA_LAYOUT_STRIDED) {
+    return fail(ZYFA_STATUS_BAD_LAYOUT,
+                "desc->layout = %d: must be ZYFA_LAYOUT_BSHD (0), ZYFA_LAYOUT_BHSD (1) or ZYFA_LAYOUT_STRIDED (2)",
+                (int)d.layout);
+  }
+  if (d.causal != 1) {
+    return fail(ZYFA_STATUS_NOT_CAUSAL, "desc->causal = %d: zyfa implements causal attention only; set it to 1",
+                (int)d.causal);
+  }
+  const struct {
+    const char *name;
+    int64_t value;
+  } extents[] = {{"batch", d.batch}, {"seqlen", d.seqlen}, {"nheads", d.nheads}, {"nheads_k", d.nheads_k}};
+  for (const auto &e : extents) {
+    if (e.value < 1) return fail(ZYFA_STATUS_BAD_SHAPE, "desc->%s = %lld: must be >= 1", e.name, (long long)e.value);
+  }
+  // The kernels index batch, heads and query tiles with 32-bit integers (src/kernels/job.h).
+  constexpr int64_t kMaxExtent = std::numeric_limits<int32_t>::max();
+  for (const auto &e : extents) {
+    if (e.value > kMaxExtent) {
+      return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s = %lld: must be at most %lld", e.name, (long long)e.value,
+                  (long long)kMaxExtent);
+    }
+  }
+  if (d.nheads % d.nheads_k != 0) {
+    return fail(ZYFA_STATUS_BAD_HEAD_RATIO, "desc->nheads = %lld is not a multiple of desc->nheads_k = %lld",
+                (long long)d.nheads, (long long)d.nheads_k);
+  }
+  const bool head_dims_supported = std::any_of(std::begin(kSupportedHeadDims), std::end(kSupportedHeadDims),
+                                               [&](const SupportedHeadDims &s) { return s.d_qk == d.d_qk && s.d_v == d.d_v; });
+  if (!head_dims_supported) {
+    return fail(ZYFA_STATUS_UNSUPPORTED_HEAD_DIM,
+                "(desc->d_qk, desc->d_v) = (%lld, %lld): supported are (128, 128) and (192, 128)", (long long)d.d_qk,
+                (long long)d.d_v);
+  }
+  if (std::isnan(d.softmax_scale) || std::isinf(d.softmax_scale) || d.softmax_scale < 0.0f) {
+    return fail(ZYFA_STATUS_BAD_SOFTMAX_SCALE, "desc->softmax_scale = %g: must be finite and >= 0 (0 = 1/sqrt(d_qk))",
+                (double)d.softmax_scale);
+  }
+  const bool fp8 = d.dtype == ZYFA_DTYPE_FP8_E4M3;
+  Problem p;
+  p.dtype = d.dtype;
+  p.batch = d.batch;
+  p.seqlen = d.seqlen;
+  p.nheads = d.nheads;
+  p.nheads_k = d.nheads_k;
+  p.d_qk = d.d_qk;
+  p.d_v = d.d_v;
+  p.softmax_scale = d.softmax_scale != 0.0f ? d.softmax_scale : 1.0f / std::sqrt(float(d.d_qk));
+  if (zyfa_status s = check_descale("q_descale", d.q_descale, fp8, d.batch, d.nheads_k, &p.q_descale)) return s;
+  if (zyfa_status s = check_descale("k_descale", d.k_descale, fp8, d.batch, d.nheads_k, &p.k_descale)) return s;
+  if (zyfa_status s = check_descale("v_descale", d.v_descale, fp8, d.batch, d.nheads_k, &p.v_descale)) return s;
+
+  // Element counts: batch * seqlen * heads * dim must fit 64 bits for every tensor before any stride math.
+  const int64_t in_bytes = fp8 ? kFp8Bytes : kBf16Bytes;
+  TensorSpec tensors[4] = {{"q", d.q, d.nheads, d.d_qk, in_bytes, {}},
+                           {"k", d.k, d.nheads_k, d.d_qk, in_bytes, {}},
+                           {"v", d.v, d.nheads_k, d.d_v, in_bytes, {}},
+                           {"out", d.out, d.nheads, d.d_v, kBf16Bytes, {}}};
+  const zyfa_strides given[4] = {d.q_strides, d.k_strides, d.v_strides, d.out_strides};
+  for (int i = 0; i < 4; ++i) {
+    TensorSpec &t = tensors[i];
+    int64_t count = 0;
+    if (mul_overflows(d.batch, d.seqlen, &count) || mul_overflows(count, t.heads, &count) ||
+        mul_overflows(count, t.dim, &count) || mul_overflows(count, t.element_bytes, &count)) {
+      return fail(ZYFA_STATUS_SIZE_OVERFLOW,
+                  "desc->%s: batch * seqlen * heads * dim = %lld * %lld * %lld * %lld bytes overflows 64 bits", t.name,
+                  (long long)d.batch, (long long)d.seqlen, (long long)t.heads, (long long)t.dim);
+    }
+    t.strides = d.layout == ZYFA_LAYOUT_STRIDED ? given[i] : layout_strides(d.layout, d.seqlen, t.heads, t.dim);
+    if (zyfa_status s = check_strides(t, d.batch, d.seqlen, /*written=*/i == 3)) return s;
+  }
+  int64_t lse_bytes = 0;
+  if (mul_overflows(d.batch * d.nheads, d.seqlen, &lse_bytes) || mul_overflows(lse_bytes, kLseBytes, &lse_bytes)) {
+    return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->lse: batch * nheads * seqlen floats overflows 64 bits");
+  }
+
+  ByteRange ranges[5];
+  int n_ranges = 0;
+  for (const TensorSpec &t : tensors) {
+    int64_t extent = 0;
+    if (zyfa_status s = tensor_extent_bytes(t, d.batch, d.seqlen, &extent)) return s;
+    if (t.ptr == nullptr) {
+      if (pointers == PointerCheck::kRequired) {
+        return fail(ZYFA_STATUS_NULL_TENSOR, "desc->%s = NULL: a tensor pointer is required", t.name);
+      }
+      continue;
+    }
+    if (reinterpret_cast<uintptr_t>(t.ptr) % kTensorAlignmentBytes != 0) {
+      return fail(ZYFA_STATUS_MISALIGNED, "desc->%s = %p: must be %lld-byte aligned", t.name, t.ptr,
+                  (long long)kTensorAlignmentBytes);
+    }
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(t.ptr);
+    if (begin + uint64_t(extent) < begin) {
+      return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s = %p: the tensor wraps around the address space", t.name,
+                  t.ptr);
+    }
+    ranges[n_ranges++] = {t.name, begin, begin + uint64_t(extent), /*written=*/&t == &tensors[3]};
+  }
+  if (d.lse != nullptr) {
+    if (reinterpret_cast<uintptr_t>(d.lse) % alignof(float) != 0) {
+      return fail(ZYFA_STATUS_MISALIGNED, "desc->lse = %p: must be 4-byte aligned", (void *)d.lse);
+    }
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(d.lse);
+    ranges[n_ranges++] = {"lse", begin, begin + uint64_t(lse_bytes), /*written=*/true};
+  }
+  // The written ranges (out, lse) must not overlap any other range; inputs may share memory.
+  for (int i = 0; i < n_ranges; ++i) {
+    if (!ranges[i].written) continue;
+    for (int j = 0; j < n_ranges; ++j) {
+      if (j != i && ranges[i].overlaps(ranges[j])) {
+        return fail(ZYFA_STATUS_ALIASED_OUTPUT, "desc->%s overlaps desc->%s: outputs must not alias any tensor",
+                    ranges[i].name, ranges[j].name);
+      }
+    }
+  }
+
+  auto ref = [](const TensorSpec &t) { return TensorRef{t.ptr, t.strides.batch, t.strides.seq, t.strides.head}; };
+  p.q = ref(tensors[0]);
+  p.k = ref(tensors[1]);
+  p.v = ref(tensors[2]);
+  p.out = ref(tensors[3]);
+  p.lse = d.lse;
+  *problem = p;
+  return ZYFA_STATUS_SUCCESS;
+}
+
+}  // namespace zyfa

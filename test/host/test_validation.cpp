@@ -1,0 +1,215 @@
+// Every invalid descriptor class gets its own status and a message naming the field and its value, and
+// nothing is written: the output keeps its poison. Both entry points validate before touching a device,
+// so these run on any machine.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "zyfa/zyfa.h"
+
+namespace {
+
+constexpr uint16_t kPoison = 0x7fc1;  // a bf16 NaN the library never writes
+constexpr int64_t kS = 5, kH = 4, kHk = 2, kD = 128;
+
+// Valid host buffers for a small BF16 problem, 16-byte aligned by std::vector's allocator (16 on x86-64).
+struct Buffers {
+  std::vector<uint16_t> q = std::vector<uint16_t>(kS * kH * kD, 0x3f80);
+  std::vector<uint16_t> k = std::vector<uint16_t>(kS * kHk * kD, 0x3f80);
+  std::vector<uint16_t> v = std::vector<uint16_t>(kS * kHk * kD, 0x3f80);
+  std::vector<uint16_t> out = std::vector<uint16_t>(kS * kH * kD, kPoison);
+  std::vector<float> lse = std::vector<float>(kH * kS, -1.0f);
+
+  zyfa_attn_desc desc() {
+    zyfa_attn_desc d = ZYFA_ATTN_DESC_INIT;
+    d.batch = 1;
+    d.seqlen = kS;
+    d.nheads = kH;
+    d.nheads_k = kHk;
+    d.q = q.data();
+    d.k = k.data();
+    d.v = v.data();
+    d.out = out.data();
+    d.lse = lse.data();
+    return d;
+  }
+  bool untouched() const {
+    for (uint16_t x : out) {
+      if (x != kPoison) return false;
+    }
+    for (float x : lse) {
+      if (x != -1.0f) return false;
+    }
+    return true;
+  }
+};
+
+struct InvalidCase {
+  const char *name;
+  zyfa_status status;
+  const char *message_part;  // the field (and value) the message must name
+  std::function<void(zyfa_attn_desc &, Buffers &)> spoil;
+};
+
+const float kDeviceDescale = 1.0f;
+
+std::vector<InvalidCase> invalid_cases() {
+  auto fp8 = [](zyfa_attn_desc &d) {
+    d.dtype = ZYFA_DTYPE_FP8_E4M3;
+    d.q_descale.kind = d.k_descale.kind = d.v_descale.kind = ZYFA_DESCALE_HOST;
+    d.q_descale.value = d.k_descale.value = d.v_descale.value = 1.0f;
+  };
+  return {
+      {"struct_size_older", ZYFA_STATUS_BAD_STRUCT_SIZE, "struct_size = 8", [](auto &d, auto &) { d.struct_size = 8; }},
+      {"struct_size_newer", ZYFA_STATUS_BAD_STRUCT_SIZE, "struct_size",
+       [](auto &d, auto &) { d.struct_size = sizeof(zyfa_attn_desc) + 8; }},
+      {"dtype", ZYFA_STATUS_BAD_DTYPE, "dtype = 7", [](auto &d, auto &) { d.dtype = zyfa_dtype(7); }},
+      {"layout", ZYFA_STATUS_BAD_LAYOUT, "layout = 9", [](auto &d, auto &) { d.layout = zyfa_layout(9); }},
+      {"head_dim_64", ZYFA_STATUS_UNSUPPORTED_HEAD_DIM, "(64, 128)", [](auto &d, auto &) { d.d_qk = 64; }},
+      {"head_dim_192_192", ZYFA_STATUS_UNSUPPORTED_HEAD_DIM, "(192, 192)",
+       [](auto &d, auto &) { d.d_qk = d.d_v = 192; }},
+      {"batch_zero", ZYFA_STATUS_BAD_SHAPE, "batch = 0", [](auto &d, auto &) { d.batch = 0; }},
+      {"seqlen_negative", ZYFA_STATUS_BAD_SHAPE, "seqlen = -3", [](auto &d, auto &) { d.seqlen = -3; }},
+      {"nheads_zero", ZYFA_STATUS_BAD_SHAPE, "nheads = 0", [](auto &d, auto &) { d.nheads = 0; }},
+      {"nheads_k_zero", ZYFA_STATUS_BAD_SHAPE, "nheads_k = 0", [](auto &d, auto &) { d.nheads_k = 0; }},
+      {"head_ratio", ZYFA_STATUS_BAD_HEAD_RATIO, "nheads = 4 is not a multiple of desc->nheads_k = 3",
+       [](auto &d, auto &) { d.nheads_k = 3; }},
+      {"stride_negative", ZYFA_STATUS_BAD_STRIDE, "q_strides.seq = -512",
+       [](auto &d, auto &) {
+         d.layout = ZYFA_LAYOUT_STRIDED;
+         d.q_strides = {kS * kH * kD, -kH * kD, kD};
+         d.k_strides = d.v_strides = {kS * kHk * kD, kHk * kD, kD};
+         d.out_strides = {kS * kH * kD, kH * kD, kD};
+       }},
+      {"stride_not_16_bytes", ZYFA_STATUS_BAD_STRIDE, "k_strides.head = 129",
+       [](auto &d, auto &) {
+         d.layout = ZYFA_LAYOUT_STRIDED;
+         d.q_strides = d.out_strides = {kS * kH * kD, kH * kD, kD};
+         d.k_strides = {kS * kHk * kD, kHk * kD, 129};
+         d.v_strides = {kS * kHk * kD, kHk * kD, kD};
+       }},
+      {"output_overlaps_itself", ZYFA_STATUS_BAD_STRIDE, "out_strides",
+       [](auto &d, auto &) {
+         d.layout = ZYFA_LAYOUT_STRIDED;
+         d.q_strides = {kS * kH * kD, kH * kD, kD};
+         d.k_strides = d.v_strides = {kS * kHk * kD, kHk * kD, kD};
+         d.out_strides = {kS * kH * kD, kD, kD};  // seq and head rows collide
+       }},
+      {"misaligned", ZYFA_STATUS_MISALIGNED, "desc->v",
+       [](auto &d, auto &b) { d.v = reinterpret_cast<const char *>(b.v.data()) + 2; }},
+      {"null_q", ZYFA_STATUS_NULL_TENSOR, "desc->q = NULL", [](auto &d, auto &) { d.q = nullptr; }},
+      {"null_out", ZYFA_STATUS_NULL_TENSOR, "desc->out = NULL", [](auto &d, auto &) { d.out = nullptr; }},
+      {"out_aliases_q", ZYFA_STATUS_ALIASED_OUTPUT, "desc->out overlaps desc->q",
+       [](auto &d, auto &b) { d.q = b.out.data(); }},
+      {"lse_aliases_out", ZYFA_STATUS_ALIASED_OUTPUT, "desc->out overlaps desc->lse",
+       [](auto &d, auto &b) { d.lse = reinterpret_cast<float *>(b.out.data()); }},
+      {"fp8_missing_descale", ZYFA_STATUS_BAD_DESCALE, "k_descale.kind = ZYFA_DESCALE_NONE",
+       [fp8](auto &d, auto &) {
+         fp8(d);
+         d.k_descale.kind = ZYFA_DESCALE_NONE;
+       }},
+      {"fp8_negative_descale", ZYFA_STATUS_BAD_DESCALE, "q_descale.value = -2",
+       [fp8](auto &d, auto &) {
+         fp8(d);
+         d.q_descale.value = -2.0f;
+       }},
+      {"fp8_unknown_descale_kind", ZYFA_STATUS_BAD_DESCALE, "v_descale.kind = 5",
+       [fp8](auto &d, auto &) {
+         fp8(d);
+         d.v_descale.kind = zyfa_descale_kind(5);
+       }},
+      {"fp8_device_descale_null", ZYFA_STATUS_BAD_DESCALE, "v_descale.ptr = NULL",
+       [fp8](auto &d, auto &) {
+         fp8(d);
+         d.v_descale.kind = ZYFA_DESCALE_DEVICE;
+       }},
+      {"bf16_with_descale", ZYFA_STATUS_FP8_FIELD_WITH_BF16, "q_descale.kind = 2",
+       [](auto &d, auto &) {
+         d.q_descale.kind = ZYFA_DESCALE_DEVICE;
+         d.q_descale.ptr = &kDeviceDescale;
+       }},
+      {"not_causal", ZYFA_STATUS_NOT_CAUSAL, "causal = 0", [](auto &d, auto &) { d.causal = 0; }},
+      {"size_overflow", ZYFA_STATUS_SIZE_OVERFLOW, "seqlen",
+       [](auto &d, auto &) {
+         d.seqlen = int64_t(1) << 30;
+         d.batch = int64_t(1) << 30;
+       }},
+      {"softmax_scale_nan", ZYFA_STATUS_BAD_SOFTMAX_SCALE, "softmax_scale = nan",
+       [](auto &d, auto &) { d.softmax_scale = std::nanf(""); }},
+      {"softmax_scale_negative", ZYFA_STATUS_BAD_SOFTMAX_SCALE, "softmax_scale = -1",
+       [](auto &d, auto &) { d.softmax_scale = -1.0f; }},
+  };
+}
+
+class InvalidDescriptor : public ::testing::TestWithParam<InvalidCase> {};
+
+TEST_P(InvalidDescriptor, HostBackendRefusesAndWritesNothing) {
+  Buffers b;
+  zyfa_attn_desc d = b.desc();
+  GetParam().spoil(d, b);
+  EXPECT_EQ(zyfa_attn_fwd_host(&d), GetParam().status) << zyfa_last_error();
+  EXPECT_NE(std::string(zyfa_last_error()).find(GetParam().message_part), std::string::npos)
+      << "message: " << zyfa_last_error();
+  EXPECT_TRUE(b.untouched());
+}
+
+TEST_P(InvalidDescriptor, GpuEntryPointsRefuseBeforeTouchingADevice) {
+  Buffers b;
+  zyfa_attn_desc d = b.desc();
+  GetParam().spoil(d, b);
+  EXPECT_EQ(zyfa_attn_fwd(&d, nullptr), GetParam().status) << zyfa_last_error();
+  EXPECT_NE(std::string(zyfa_last_error()).find(GetParam().message_part), std::string::npos)
+      << "message: " << zyfa_last_error();
+  EXPECT_TRUE(b.untouched());
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryField, InvalidDescriptor, ::testing::ValuesIn(invalid_cases()),
+                         [](const auto &info) { return std::string(info.param.name); });
+
+TEST(Validation, NullDescriptor) {
+  EXPECT_EQ(zyfa_attn_fwd_host(nullptr), ZYFA_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(zyfa_attn_fwd(nullptr, nullptr), ZYFA_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(zyfa_attn_prepare(nullptr, nullptr), ZYFA_STATUS_NULL_ARGUMENT);
+  EXPECT_NE(std::string(zyfa_last_error()).find("desc = NULL"), std::string::npos);
+}
+
+TEST(Validation, PrepareAcceptsNullPointers) {
+  zyfa_attn_desc d = ZYFA_ATTN_DESC_INIT;
+  d.batch = d.nheads = d.nheads_k = 1;
+  d.seqlen = 100;
+  const zyfa_status s = zyfa_attn_prepare(&d, nullptr);
+  // Shape-only validation passes; what remains is the device check.
+  EXPECT_TRUE(s == ZYFA_STATUS_SUCCESS || s == ZYFA_STATUS_NO_DEVICE || s == ZYFA_STATUS_UNSUPPORTED_DEVICE)
+      << zyfa_status_string(s) << ": " << zyfa_last_error();
+}
+
+TEST(Validation, SuccessClearsTheMessage) {
+  Buffers b;
+  zyfa_attn_desc d = b.desc();
+  d.causal = 0;
+  ASSERT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_NOT_CAUSAL);
+  ASSERT_STRNE(zyfa_last_error(), "");
+  d.causal = 1;
+  ASSERT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  EXPECT_STREQ(zyfa_last_error(), "");
+  EXPECT_FALSE(b.untouched());
+}
+
+TEST(Validation, StatusStringsAreDistinct) {
+  std::vector<std::string> seen;
+  for (int s = ZYFA_STATUS_SUCCESS; s <= ZYFA_STATUS_INTERNAL; ++s) {
+    const std::string text = zyfa_status_string(zyfa_status(s));
+    EXPECT_EQ(text.rfind("ZYFA_STATUS_", 0), 0u) << text;
+    for (const auto &other : seen) EXPECT_NE(text, other);
+    seen.push_back(text);
+  }
+  EXPECT_NE(std::string(zyfa_status_string(zyfa_status(999))).find("UNKNOWN"), std::string::npos);
+}
+
+TEST(Validation, VersionMatchesHeader) { EXPECT_EQ(zyfa_version(), ZYFA_VERSION); }
+
+}  // namespace
