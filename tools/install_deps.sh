@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what building and testing zyfa needs on a fresh Debian 12 machine with the CUDA 13 toolkit.
+# Idempotent: skips whatever is already present. Used by tools/test.sh, tools/run.sh and .ci/run.
+set -euo pipefail
+
+need_apt=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for pkg in cmake g++ make pkg-config libgtest-dev libbenchmark-dev golang-go; do
+  have_pkg "$pkg" || need_apt+=("$pkg")
+done
+if ((${#need_apt[@]})); then
+  echo "install_deps: apt-get install ${need_apt[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null 2>&1; then
+  if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+    echo "install_deps: nvcc is in /usr/local/cuda/bin: add it to PATH"
+  else
+    echo "install_deps: the CUDA 13 toolkit (nvcc) is required and is not installed" >&2
+    exit 1
+  fi
+fi
+
+# Python: the bindings' host tests need numpy and pytest.
+py=${PYTHON:-python3}
+if ! "$py" -c "import numpy, pytest" >/dev/null 2>&1; then
+  echo "install_deps: pip install numpy pytest"
+  "$py" -m pip install -q numpy pytest
+fi
