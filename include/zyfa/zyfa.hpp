@@ -1,0 +1,128 @@
+// zyfa.hpp: a thin header-only C++17 layer over the C ABI of zyfa.h. It adds a descriptor builder, an
+// exception type that carries the status and the library's message, and nothing else: every call is
+// one C call, and the C descriptor stays reachable (desc()) for code that wants it.
+//
+//   zyfa::Attention attn;
+//   attn.shape(batch, seqlen, nheads, nheads_k).tensors(q, k, v, out).lse(lse);
+//   attn.prepare(stream);   // once per shape, before CUDA-graph capture
+//   attn.forward(stream);   // throws zyfa::Error on bad input
+#ifndef ZYFA_ZYFA_HPP_
+#define ZYFA_ZYFA_HPP_
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "zyfa/zyfa.h"
+
+namespace zyfa {
+
+// A failed zyfa call: the status, and the library's message naming the field and value.
+class Error : public std::runtime_error {
+ public:
+  Error(zyfa_status status, const std::string &message)
+      : std::runtime_error(std::string(zyfa_status_string(status)) + ": " + message), status_(status) {}
+  zyfa_status status() const noexcept { return status_; }
+
+ private:
+  zyfa_status status_;
+};
+
+// Throws zyfa::Error for any status but success, with this thread's last message.
+inline void check(zyfa_status status) {
+  if (status != ZYFA_STATUS_SUCCESS) throw Error(status, zyfa_last_error());
+}
+
+// The three forms a descale can take.
+struct Descale {
+  static zyfa_descale host(float value) { return {ZYFA_DESCALE_HOST, value, nullptr, 0, 0}; }
+  // One float in device memory, or (with strides) one per (batch, kv head).
+  static zyfa_descale device(const float *ptr, int64_t batch_stride = 0, int64_t head_stride = 0) {
+    return {ZYFA_DESCALE_DEVICE, 0.0f, ptr, batch_stride, head_stride};
+  }
+};
+
+// A builder over zyfa_attn_desc. Defaults as ZYFA_ATTN_DESC_INIT: BF16, BSHD, d = 128, causal.
+class Attention {
+ public:
+  Attention() : d_(ZYFA_ATTN_DESC_INIT) {}
+
+  Attention &shape(int64_t batch, int64_t seqlen, int64_t nheads, int64_t nheads_k) {
+    d_.batch = batch;
+    d_.seqlen = seqlen;
+    d_.nheads = nheads;
+    d_.nheads_k = nheads_k;
+    return *this;
+  }
+  Attention &head_dims(int64_t d_qk, int64_t d_v) {
+    d_.d_qk = d_qk;
+    d_.d_v = d_v;
+    return *this;
+  }
+  Attention &layout(zyfa_layout layout) {
+    d_.layout = layout;
+    return *this;
+  }
+  // General strides in elements (batch, seq, head) per tensor; selects ZYFA_LAYOUT_STRIDED.
+  Attention &strides(zyfa_strides q, zyfa_strides k, zyfa_strides v, zyfa_strides out) {
+    d_.layout = ZYFA_LAYOUT_STRIDED;
+    d_.q_strides = q;
+    d_.k_strides = k;
+    d_.v_strides = v;
+    d_.out_strides = out;
+    return *this;
+  }
+  Attention &bf16() {
+    d_.dtype = ZYFA_DTYPE_BF16;
+    d_.q_descale = d_.k_descale = d_.v_descale = zyfa_descale{ZYFA_DESCALE_NONE, 0.0f, nullptr, 0, 0};
+    return *this;
+  }
+  Attention &fp8(zyfa_descale q, zyfa_descale k, zyfa_descale v) {
+    d_.dtype = ZYFA_DTYPE_FP8_E4M3;
+    d_.q_descale = q;
+    d_.k_descale = k;
+    d_.v_descale = v;
+    return *this;
+  }
+  Attention &tensors(const void *q, const void *k, const void *v, void *out) {
+    d_.q = q;
+    d_.k = k;
+    d_.v = v;
+    d_.out = out;
+    return *this;
+  }
+  Attention &lse(float *lse) {
+    d_.lse = lse;
+    return *this;
+  }
+  Attention &softmax_scale(float scale) {
+    d_.softmax_scale = scale;
+    return *this;
+  }
+
+  const zyfa_attn_desc &desc() const { return d_; }
+
+  // Throwing calls.
+  void prepare(void *stream = nullptr) const { check(zyfa_attn_prepare(&d_, stream)); }
+  void forward(void *stream = nullptr) const { check(zyfa_attn_fwd(&d_, stream)); }
+  void forward_host() const { check(zyfa_attn_fwd_host(&d_)); }
+
+  // Non-throwing calls, for code built without exceptions in its hot path.
+  zyfa_status try_forward(void *stream = nullptr) const noexcept { return zyfa_attn_fwd(&d_, stream); }
+
+ private:
+  zyfa_attn_desc d_;
+};
+
+inline zyfa_plan_cache_stats plan_cache_stats() {
+  zyfa_plan_cache_stats stats = ZYFA_PLAN_CACHE_STATS_INIT;
+  check(zyfa_plan_cache_get_stats(&stats));
+  return stats;
+}
+
+// True when the loaded libzyfa.so is the version this header describes.
+inline bool library_matches_header() noexcept { return zyfa_version() == ZYFA_VERSION; }
+
+}  // namespace zyfa
+
+#endif  // ZYFA_ZYFA_HPP_

@@ -1,0 +1,66 @@
+// The header-only C++ layer: the builder fills the C descriptor, errors throw zyfa::Error with the
+// status and the library's message, and a host call through it matches the same call through the C ABI.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kernels/numerics.h"
+#include "zyfa/zyfa.hpp"
+
+namespace {
+
+TEST(CppLayer, BuilderFillsTheDescriptor) {
+  zyfa::Attention attn;
+  attn.shape(2, 33, 8, 2).head_dims(192, 128).layout(ZYFA_LAYOUT_BHSD).softmax_scale(0.5f);
+  const zyfa_attn_desc &d = attn.desc();
+  EXPECT_EQ(d.struct_size, sizeof(zyfa_attn_desc));
+  EXPECT_EQ(d.batch, 2);
+  EXPECT_EQ(d.seqlen, 33);
+  EXPECT_EQ(d.nheads, 8);
+  EXPECT_EQ(d.nheads_k, 2);
+  EXPECT_EQ(d.d_qk, 192);
+  EXPECT_EQ(d.d_v, 128);
+  EXPECT_EQ(d.layout, ZYFA_LAYOUT_BHSD);
+  EXPECT_EQ(d.causal, 1);
+  attn.fp8(zyfa::Descale::host(0.5f), zyfa::Descale::host(0.25f), zyfa::Descale::host(2.0f));
+  EXPECT_EQ(attn.desc().dtype, ZYFA_DTYPE_FP8_E4M3);
+  EXPECT_EQ(attn.desc().k_descale.kind, ZYFA_DESCALE_HOST);
+  EXPECT_EQ(attn.desc().k_descale.value, 0.25f);
+  attn.bf16();
+  EXPECT_EQ(attn.desc().q_descale.kind, ZYFA_DESCALE_NONE);
+}
+
+TEST(CppLayer, ErrorsThrowWithStatusAndMessage) {
+  zyfa::Attention attn;
+  attn.shape(1, 0, 1, 1);
+  try {
+    attn.forward_host();
+    FAIL() << "seqlen = 0 must throw";
+  } catch (const zyfa::Error &e) {
+    EXPECT_EQ(e.status(), ZYFA_STATUS_BAD_SHAPE);
+    EXPECT_NE(std::string(e.what()).find("seqlen = 0"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(attn.try_forward(), ZYFA_STATUS_BAD_SHAPE);
+}
+
+TEST(CppLayer, HostCallMatchesTheCAbi) {
+  const int64_t s = 19, h = 2, d = 128;
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> normal;
+  std::vector<uint16_t> q(s * h * d), k(s * h * d), v(s * h * d);
+  for (auto *t : {&q, &k, &v})
+    for (auto &x : *t) x = zyfa::numerics::bf16_bits(normal(rng));
+  std::vector<uint16_t> out_cpp(s * h * d, 0xffff), out_c(s * h * d, 0xffff);
+  zyfa::Attention attn;
+  attn.shape(1, s, h, h).tensors(q.data(), k.data(), v.data(), out_cpp.data());
+  attn.forward_host();
+  zyfa_attn_desc desc = attn.desc();
+  desc.out = out_c.data();
+  ASSERT_EQ(zyfa_attn_fwd_host(&desc), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  EXPECT_EQ(out_cpp, out_c);
+  EXPECT_TRUE(zyfa::library_matches_header());
+}
+
+}  // namespace
