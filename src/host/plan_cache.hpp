@@ -33,18 +33,37 @@ class DeviceMemory {
   virtual ~DeviceMemory() = default;
   // Copies `bytes` bytes to new device memory on `device`; returns nullptr on failure (the cache reports it).
   virtual void *upload(int device, const void *host, size_t bytes) = 0;
+  // Called from whichever thread drops the last reference to an evicted plan, concurrently with upload on
+  // other threads: implementations must be thread-safe.
   virtual void release(int device, void *ptr) = 0;
   virtual int multiprocessor_count(int device) = 0;
 };
 
-// The job table for a shape, in the order the kernel walks it: pairs (t, T-1-t) of causal query tiles,
-// consecutive jobs of one kv head's query heads next to each other so that K and V stay in L2.
-std::vector<Job> build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int64_t seqlen);
+// The order of a job table, outermost first. Every order keeps batch, then kv head, outermost, so the
+// jobs of the query heads that share one kv head are consecutive and K and V stay in L2; within one query
+// head the tile pairs always run t = 0, 1, ... with the lone middle tile (odd T) last. One named choice,
+// so that kernels can measure the alternatives by passing another value, not by forking the builder.
+enum class JobOrder {
+  kHeadThenPair,  // batch > kv head > query head of the group > tile pair: each head's pairs in one run
+  kPairThenHead,  // batch > kv head > tile pair > query head of the group: the group's heads side by side
+};
+// The order the plan cache builds.
+constexpr JobOrder kDefaultJobOrder = JobOrder::kHeadThenPair;
+
+// Builds the job table for a shape into *table: T = ceil(seqlen / numerics::kQueryTile) causal query
+// tiles per (batch, query head), tile t paired with tile T-1-t for t < T/2, and the middle tile of an odd T
+// alone (tile_second = kNoTile). Counts are 64-bit; a table whose job count or tile index would not fit
+// the kernels' int32 indices is refused with ZYFA_STATUS_SIZE_OVERFLOW before anything is allocated (the
+// caller sees a status, never a truncated table). Bad arguments: ZYFA_STATUS_BAD_SHAPE / BAD_HEAD_RATIO;
+// host allocation failure: ZYFA_STATUS_OUT_OF_MEMORY.
+zyfa_status build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int64_t seqlen,
+                            std::vector<Job> *table, JobOrder order = kDefaultJobOrder);
 
 class PlanCache {
  public:
   static constexpr uint64_t kDefaultCapacity = 64;
 
+  // A capacity below 1 is taken as 1.
   explicit PlanCache(std::unique_ptr<DeviceMemory> memory, uint64_t capacity = kDefaultCapacity);
   ~PlanCache();
   PlanCache(const PlanCache &) = delete;
@@ -55,13 +74,18 @@ class PlanCache {
 
   // Finds the plan for `key`, or builds and uploads it unless `may_build` is false (a call under stream
   // capture): then it returns ZYFA_STATUS_NOT_PREPARED. `ctas_per_sm` sizes the grid:
-  // min(SMs * ctas_per_sm, jobs). A plan returned while captured is pinned: never evicted, since a graph
-  // holds its table's address.
+  // min(SMs * ctas_per_sm, jobs); since the grid depends on it, it is part of the cache's key. A plan
+  // returned while captured is pinned: never evicted, since a graph holds its table's address. Every
+  // lookup counts as one hit or one miss (a NOT_PREPARED or failed lookup is a miss). An evicted plan's
+  // device memory is released when the last caller drops its shared_ptr.
   zyfa_status acquire(const PlanKey &key, int ctas_per_sm, bool may_build, bool pin,
                       std::shared_ptr<const Plan> *plan);
 
+  // device_bytes counts every table not yet released, including evicted ones a caller still holds.
   zyfa_status stats(zyfa_plan_cache_stats *out) const;
+  // capacity >= 1 plans, pinned ones included; when only pinned plans are left, the cache holds more.
   zyfa_status set_capacity(uint64_t capacity);
+  // Drops every plan, pinned ones too; the counters of hits, misses and evictions keep running.
   zyfa_status clear();
 
  private:

@@ -1,0 +1,308 @@
+// The plan cache: pair-balanced job tables, built on the host and uploaded once per key, kept in least
+// recently used order under one mutex.
+#include "host/plan_cache.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <iterator>
+#include <list>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+
+#include "host/cuda_api.hpp"
+#include "host/error.hpp"
+#include "kernels/numerics.h"
+
+namespace zyfa {
+
+bool PlanKey::operator==(const PlanKey &o) const {
+  return device == o.device && dtype == o.dtype && d_qk == o.d_qk && d_v == o.d_v && batch == o.batch &&
+         nheads == o.nheads && nheads_k == o.nheads_k && seqlen == o.seqlen && layout == o.layout;
+}
+
+// ---------------------------------------------------------------- the job table
+
+namespace {
+
+// The kernels index jobs and tiles with int32 (Job's fields, Schedule::n_jobs, blockIdx arithmetic).
+constexpr int64_t kMaxInt32Index = INT32_MAX;
+
+Job make_job(int64_t b, int64_t head, int64_t pair, int64_t tiles) {
+  const int64_t partner = tiles - 1 - pair;
+  return Job{int32_t(b), int32_t(head), int32_t(pair), partner == pair ? kNoTile : int32_t(partner)};
+}
+
+}  // namespace
+
+zyfa_status build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int64_t seqlen,
+                            std::vector<Job> *table, JobOrder order) {
+  if (batch < 1 || nheads < 1 || nheads_k < 1 || seqlen < 1) {
+    return fail(ZYFA_STATUS_BAD_SHAPE,
+                "job table: batch = %lld, nheads = %lld, nheads_k = %lld, seqlen = %lld: each must be >= 1",
+                (long long)batch, (long long)nheads, (long long)nheads_k, (long long)seqlen);
+  }
+  if (nheads % nheads_k != 0) {
+    return fail(ZYFA_STATUS_BAD_HEAD_RATIO, "job table: nheads = %lld is not a multiple of nheads_k = %lld",
+                (long long)nheads, (long long)nheads_k);
+  }
+  if (order != JobOrder::kHeadThenPair && order != JobOrder::kPairThenHead) {
+    return fail(ZYFA_STATUS_BAD_ARGUMENT, "job table: order = %d is not a JobOrder", int(order));
+  }
+  const int64_t tiles = (seqlen - 1) / numerics::kQueryTile + 1;  // no overflow near INT64_MAX
+  const int64_t pairs = tiles / 2 + tiles % 2;                    // the middle tile of an odd T counts as one
+  int64_t heads_total = 0, n_jobs = 0;
+  if (tiles > kMaxInt32Index || __builtin_mul_overflow(batch, nheads, &heads_total) ||
+      __builtin_mul_overflow(heads_total, pairs, &n_jobs) || n_jobs > kMaxInt32Index) {
+    return fail(ZYFA_STATUS_SIZE_OVERFLOW,
+                "job table: batch = %lld, nheads = %lld, seqlen = %lld need %lld query tiles per head and "
+                "batch * nheads * %lld jobs: more than the kernels' int32 job index (%lld)",
+                (long long)batch, (long long)nheads, (long long)seqlen, (long long)tiles, (long long)pairs,
+                (long long)kMaxInt32Index);
+  }
+  try {
+    table->clear();
+    table->reserve(size_t(n_jobs));
+  } catch (const std::bad_alloc &) {
+    return fail(ZYFA_STATUS_OUT_OF_MEMORY, "job table: no host memory for %lld jobs", (long long)n_jobs);
+  }
+  // batch and kv head outermost in every order; the two inner loops swap roles with the order.
+  const int64_t group = nheads / nheads_k;
+  const bool head_outer = order == JobOrder::kHeadThenPair;
+  const int64_t outer_count = head_outer ? group : pairs;
+  const int64_t inner_count = head_outer ? pairs : group;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t hk = 0; hk < nheads_k; ++hk) {
+      for (int64_t outer = 0; outer < outer_count; ++outer) {
+        for (int64_t inner = 0; inner < inner_count; ++inner) {
+          const int64_t g = head_outer ? outer : inner;
+          const int64_t pair = head_outer ? inner : outer;
+          table->push_back(make_job(b, hk * group + g, pair, tiles));  // query head hk*G+g reads kv head hk
+        }
+      }
+    }
+  }
+  return ZYFA_STATUS_SUCCESS;
+}
+
+// ---------------------------------------------------------------- the cache
+
+namespace {
+
+// The grid depends on the kernel's CTAs per SM, so two kernels of one shape get two plans.
+struct CacheKey {
+  PlanKey plan;
+  int ctas_per_sm = 0;
+  bool operator==(const CacheKey &o) const { return plan == o.plan && ctas_per_sm == o.ctas_per_sm; }
+};
+
+struct CacheKeyHash {
+  size_t operator()(const CacheKey &k) const {
+    const int64_t fields[] = {k.plan.device, int64_t(k.plan.dtype), k.plan.d_qk,  k.plan.d_v,
+                              k.plan.batch,  k.plan.nheads,         k.plan.nheads_k, k.plan.seqlen,
+                              int64_t(k.plan.layout), k.ctas_per_sm};
+    size_t h = 0;
+    for (int64_t f : fields) {
+      // The boost::hash_combine recipe (golden-ratio constant): cheap and spreads small integers.
+      h ^= std::hash<int64_t>{}(f) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    }
+    return h;
+  }
+};
+
+// The device memory and the bytes it holds, shared with every plan's deleter: a plan that a caller holds
+// past its eviction, or past the cache itself, can still free its table.
+struct Backing {
+  std::unique_ptr<DeviceMemory> memory;
+  std::atomic<uint64_t> bytes{0};
+};
+
+struct ReleaseTable {
+  std::shared_ptr<Backing> backing;
+  int device = 0;
+  uint64_t bytes = 0;
+  void operator()(const Plan *plan) const {
+    backing->memory->release(device, const_cast<Job *>(plan->schedule.jobs));
+    backing->bytes.fetch_sub(bytes);
+    delete plan;
+  }
+};
+
+struct Entry {
+  CacheKey key;
+  std::shared_ptr<const Plan> plan;
+};
+using EntryList = std::list<Entry>;
+
+struct Slot {
+  EntryList::iterator entry;
+  bool pinned = false;
+};
+
+}  // namespace
+
+struct PlanCache::Impl {
+  std::shared_ptr<Backing> backing = std::make_shared<Backing>();
+  mutable std::mutex mutex;  // guards everything below
+  uint64_t capacity = kDefaultCapacity;
+  EntryList lru;     // unpinned plans, most recently used first
+  EntryList pinned;  // plans a captured graph may hold: never evicted
+  std::unordered_map<CacheKey, Slot, CacheKeyHash> index;
+  uint64_t hits = 0, misses = 0, evictions = 0;
+
+  uint64_t entries() const { return lru.size() + pinned.size(); }
+
+  // Moves least recently used plans into *out until the cache fits its capacity or only pinned plans are
+  // left. The caller drops *out after unlocking, so DeviceMemory::release (cudaFree synchronizes the
+  // device) never runs under the mutex.
+  void evict_over_capacity(EntryList *out) {
+    while (entries() > capacity && !lru.empty()) {
+      index.erase(lru.back().key);
+      out->splice(out->end(), lru, std::prev(lru.end()));
+      ++evictions;
+    }
+  }
+
+  // Builds and uploads the plan for `key` into a one-entry list (so a failure leaves nothing behind).
+  zyfa_status build(const CacheKey &key, EntryList *built) {
+    std::vector<Job> table;
+    const PlanKey &k = key.plan;
+    if (zyfa_status s = build_job_table(k.batch, k.nheads, k.nheads_k, k.seqlen, &table)) return s;
+    const int sms = backing->memory->multiprocessor_count(k.device);
+    if (sms < 1) {
+      return fail(ZYFA_STATUS_CUDA_ERROR, "plan cache: could not read the multiprocessor count of device %d",
+                  k.device);
+    }
+    const int64_t n_jobs = int64_t(table.size());
+    Plan *plan = new (std::nothrow) Plan;
+    if (plan == nullptr) return fail(ZYFA_STATUS_OUT_OF_MEMORY, "plan cache: no host memory for a plan");
+    const uint64_t bytes = uint64_t(n_jobs) * sizeof(Job);
+    void *device_table = backing->memory->upload(k.device, table.data(), bytes);
+    if (device_table == nullptr) {
+      delete plan;
+      return fail(ZYFA_STATUS_OUT_OF_MEMORY,
+                  "plan cache: could not upload the job table of %lld jobs (%llu bytes) to device %d",
+                  (long long)n_jobs, (unsigned long long)bytes, k.device);
+    }
+    backing->bytes.fetch_add(bytes);
+    plan->schedule.jobs = static_cast<const Job *>(device_table);
+    plan->schedule.n_jobs = int32_t(n_jobs);  // build_job_table bounds it by INT32_MAX
+    plan->schedule.grid = int32_t(std::min<int64_t>(int64_t(sms) * key.ctas_per_sm, n_jobs));
+    // From here the shared_ptr owns the table; if it cannot allocate its control block it frees it.
+    std::shared_ptr<const Plan> owned(plan, ReleaseTable{backing, k.device, bytes});
+    built->push_back(Entry{key, std::move(owned)});
+    return ZYFA_STATUS_SUCCESS;
+  }
+};
+
+PlanCache::PlanCache(std::unique_ptr<DeviceMemory> memory, uint64_t capacity)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->backing->memory = std::move(memory);
+  impl_->capacity = capacity < 1 ? 1 : capacity;
+}
+
+PlanCache::~PlanCache() = default;
+
+PlanCache &PlanCache::global() {
+  // Never destroyed: at exit the CUDA runtime may be unloaded before a static destructor could free the
+  // tables, and the driver reclaims device memory with the process anyway. Initialization of a
+  // function-local static is thread-safe.
+  static PlanCache *const cache = new PlanCache(cuda::make_device_memory());
+  return *cache;
+}
+
+zyfa_status PlanCache::acquire(const PlanKey &key, int ctas_per_sm, bool may_build, bool pin,
+                               std::shared_ptr<const Plan> *plan) {
+  if (plan == nullptr) return fail(ZYFA_STATUS_INTERNAL, "plan cache: acquire without an output plan");
+  if (ctas_per_sm < 1) {
+    return fail(ZYFA_STATUS_INTERNAL, "plan cache: ctas_per_sm = %d: a kernel must run >= 1 CTA per SM",
+                ctas_per_sm);
+  }
+  const CacheKey cache_key{key, ctas_per_sm};
+  EntryList evicted;  // declared before the lock: released after it is dropped
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto found = impl_->index.find(cache_key);
+  if (found != impl_->index.end()) {
+    ++impl_->hits;
+    Slot &slot = found->second;
+    if (!slot.pinned) {
+      EntryList &destination = pin ? impl_->pinned : impl_->lru;
+      destination.splice(destination.begin(), impl_->lru, slot.entry);
+      slot.pinned = pin;
+    }
+    *plan = slot.entry->plan;
+    return ZYFA_STATUS_SUCCESS;
+  }
+  ++impl_->misses;
+  if (!may_build) {
+    return fail(ZYFA_STATUS_NOT_PREPARED,
+                "no plan for this shape (batch = %lld, nheads = %lld, nheads_k = %lld, seqlen = %lld) and "
+                "the stream is being captured: call zyfa_attn_prepare with this descriptor before capturing",
+                (long long)key.batch, (long long)key.nheads, (long long)key.nheads_k, (long long)key.seqlen);
+  }
+  EntryList built;
+  if (zyfa_status s = impl_->build(cache_key, &built)) return s;
+  impl_->index.emplace(cache_key, Slot{built.begin(), pin});  // iterators stay valid across the splice
+  EntryList &destination = pin ? impl_->pinned : impl_->lru;
+  destination.splice(destination.begin(), built);
+  *plan = destination.front().plan;
+  impl_->evict_over_capacity(&evicted);
+  return ZYFA_STATUS_SUCCESS;
+}
+
+zyfa_status PlanCache::stats(zyfa_plan_cache_stats *out) const {
+  if (out == nullptr) {
+    return fail(ZYFA_STATUS_NULL_ARGUMENT,
+                "stats = NULL: pass a zyfa_plan_cache_stats set by ZYFA_PLAN_CACHE_STATS_INIT");
+  }
+  // Every size of zyfa_plan_cache_stats ever released; when a field is appended, add the new size here.
+  // A caller's struct gets the prefix its struct_size covers.
+  constexpr size_t kKnownSizes[] = {sizeof(zyfa_plan_cache_stats)};
+  const size_t size = out->struct_size;
+  bool known = false;
+  for (size_t s : kKnownSizes) known = known || s == size;
+  if (!known) {
+    return fail(ZYFA_STATUS_BAD_STRUCT_SIZE,
+                "stats->struct_size = %zu: this library knows sizeof(zyfa_plan_cache_stats) = %zu", size,
+                sizeof(zyfa_plan_cache_stats));
+  }
+  zyfa_plan_cache_stats full{};
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    full.hits = impl_->hits;
+    full.misses = impl_->misses;
+    full.evictions = impl_->evictions;
+    full.entries = impl_->entries();
+    full.capacity = impl_->capacity;
+    full.device_bytes = impl_->backing->bytes.load();
+  }
+  full.struct_size = size;
+  std::memcpy(out, &full, size);
+  return ZYFA_STATUS_SUCCESS;
+}
+
+zyfa_status PlanCache::set_capacity(uint64_t capacity) {
+  if (capacity < 1) {
+    return fail(ZYFA_STATUS_BAD_ARGUMENT, "capacity = %llu: the plan cache must hold >= 1 plan",
+                (unsigned long long)capacity);
+  }
+  EntryList evicted;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->capacity = capacity;
+  impl_->evict_over_capacity(&evicted);
+  return ZYFA_STATUS_SUCCESS;
+}
+
+zyfa_status PlanCache::clear() {
+  EntryList dropped;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->index.clear();
+  dropped.splice(dropped.end(), impl_->lru);
+  dropped.splice(dropped.end(), impl_->pinned);
+  return ZYFA_STATUS_SUCCESS;
+}
+
+}  // namespace zyfa

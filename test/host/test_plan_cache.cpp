@@ -1,0 +1,614 @@
+// The job table (coverage, balance, order, int32 bounds) and the plan cache (one table per key under
+// concurrency, LRU, pinning, statistics, error paths) over a fake device memory in host memory.
+//
+// Under ThreadSanitizer (these tests make no CUDA call; cuda_api.cpp only satisfies PlanCache::global),
+// from the repository root (one command line, split here for width):
+//   g++ -std=c++17 -O1 -g -fsanitize=thread -Iinclude -Isrc -I/usr/local/cuda/include
+//     test/host/test_plan_cache.cpp src/host/{plan_cache,error,cuda_api}.cpp -L/usr/local/cuda/lib64
+//     -lcudart_static -lgtest -lgtest_main -lpthread -ldl -lrt -o /tmp/plan_cache_tsan && /tmp/plan_cache_tsan
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host/error.hpp"
+#include "host/plan_cache.hpp"
+#include "kernels/numerics.h"
+
+namespace zyfa {
+namespace {
+
+// ---------------------------------------------------------------- helpers
+
+int64_t tile_count(int64_t seqlen) { return (seqlen + numerics::kQueryTile - 1) / numerics::kQueryTile; }
+
+// Key blocks that causal query tile t reads: keys 0 .. its last row.
+int64_t key_blocks_of_tile(int64_t t, int64_t seqlen) {
+  const int64_t last_row_end = std::min<int64_t>((t + 1) * numerics::kQueryTile, seqlen);
+  return (last_row_end + numerics::kKeyBlock - 1) / numerics::kKeyBlock;
+}
+
+int64_t key_blocks_of_job(const Job &job, int64_t seqlen) {
+  return key_blocks_of_tile(job.tile_first, seqlen) +
+         (job.tile_second == kNoTile ? 0 : key_blocks_of_tile(job.tile_second, seqlen));
+}
+
+struct Shape {
+  int64_t batch, nheads, nheads_k, seqlen;
+};
+
+std::string describe(const Shape &s, JobOrder order) {
+  return "batch " + std::to_string(s.batch) + " nheads " + std::to_string(s.nheads) + " nheads_k " +
+         std::to_string(s.nheads_k) + " seqlen " + std::to_string(s.seqlen) + " order " +
+         std::to_string(int(order));
+}
+
+// Every sequence length the brief names, with multi-head, GQA and MQA head counts.
+std::vector<Shape> table_shapes() {
+  const int64_t seqlens[] = {1, 127, 128, 129, 1000, 4097, 32768};
+  const Shape heads[] = {{2, 4, 4, 0}, {3, 8, 2, 0}, {2, 6, 1, 0}, {1, 12, 3, 0}};
+  std::vector<Shape> shapes;
+  for (int64_t s : seqlens) {
+    for (Shape h : heads) shapes.push_back({h.batch, h.nheads, h.nheads_k, s});
+  }
+  return shapes;
+}
+
+constexpr JobOrder kOrders[] = {JobOrder::kHeadThenPair, JobOrder::kPairThenHead};
+
+std::vector<Job> table_of(const Shape &s, JobOrder order) {
+  std::vector<Job> table;
+  EXPECT_EQ(build_job_table(s.batch, s.nheads, s.nheads_k, s.seqlen, &table, order), ZYFA_STATUS_SUCCESS)
+      << last_error();
+  return table;
+}
+
+// ---------------------------------------------------------------- the job table
+
+TEST(JobTable, CoversEveryBatchHeadTileExactlyOnce) {
+  for (const Shape &s : table_shapes()) {
+    for (JobOrder order : kOrders) {
+      SCOPED_TRACE(describe(s, order));
+      const std::vector<Job> table = table_of(s, order);
+      const int64_t tiles = tile_count(s.seqlen);
+      ASSERT_EQ(int64_t(table.size()), s.batch * s.nheads * ((tiles + 1) / 2));
+      std::vector<int> covered(size_t(s.batch * s.nheads * tiles), 0);
+      for (const Job &job : table) {
+        ASSERT_GE(job.batch, 0);
+        ASSERT_LT(job.batch, s.batch);
+        ASSERT_GE(job.head, 0);
+        ASSERT_LT(job.head, s.nheads);
+        ASSERT_GE(job.tile_first, 0);
+        ASSERT_LT(job.tile_first, tiles);
+        const int64_t base = (int64_t(job.batch) * s.nheads + job.head) * tiles;
+        ++covered[size_t(base + job.tile_first)];
+        if (job.tile_second != kNoTile) {
+          ASSERT_EQ(job.tile_second, tiles - 1 - job.tile_first) << "pairs are first with last";
+          ASSERT_GT(job.tile_second, job.tile_first);
+          ++covered[size_t(base + job.tile_second)];
+        } else {
+          ASSERT_EQ(tiles % 2, 1) << "only an odd tile count leaves a tile alone";
+          ASSERT_EQ(job.tile_first, tiles / 2) << "the lone tile is the middle one";
+        }
+      }
+      for (size_t i = 0; i < covered.size(); ++i) ASSERT_EQ(covered[i], 1) << "tile slot " << i;
+    }
+  }
+}
+
+TEST(JobTable, WorkPerJobIsEqualWithinOneTile) {
+  for (const Shape &s : table_shapes()) {
+    for (JobOrder order : kOrders) {
+      SCOPED_TRACE(describe(s, order));
+      const std::vector<Job> table = table_of(s, order);
+      const int64_t tiles = tile_count(s.seqlen);
+      int64_t least = INT64_MAX, most = 0, most_of_one_tile = 0;
+      for (int64_t t = 0; t < tiles; ++t) {
+        most_of_one_tile = std::max(most_of_one_tile, key_blocks_of_tile(t, s.seqlen));
+      }
+      for (const Job &job : table) {
+        const int64_t work = key_blocks_of_job(job, s.seqlen);
+        least = std::min(least, work);
+        most = std::max(most, work);
+        if (numerics::kQueryTile == numerics::kKeyBlock && job.tile_second != kNoTile) {
+          ASSERT_EQ(work, tiles + 1) << "a full pair covers T + 1 key blocks";
+        }
+      }
+      EXPECT_LE(most - least, most_of_one_tile);
+    }
+  }
+}
+
+TEST(JobTable, QueryHeadsOfOneKvHeadAreConsecutiveAndPairsInOrder) {
+  for (const Shape &s : table_shapes()) {
+    for (JobOrder order : kOrders) {
+      SCOPED_TRACE(describe(s, order));
+      const std::vector<Job> table = table_of(s, order);
+      const int64_t group = s.nheads / s.nheads_k;
+      // (batch, kv head) runs: each appears as one contiguous run, in batch-then-kv-head order.
+      int64_t runs = 0, previous_run = -1;
+      std::vector<int32_t> last_tile(size_t(s.batch * s.nheads), -1);
+      for (const Job &job : table) {
+        const int64_t run = int64_t(job.batch) * s.nheads_k + job.head / group;
+        if (run != previous_run) {
+          ASSERT_EQ(run, previous_run + 1) << "a kv head's jobs were split or out of order";
+          previous_run = run;
+          ++runs;
+        }
+        int32_t &last = last_tile[size_t(int64_t(job.batch) * s.nheads + job.head)];
+        ASSERT_GT(job.tile_first, last) << "a head's pairs must run in order";
+        last = job.tile_first;
+      }
+      EXPECT_EQ(runs, s.batch * s.nheads_k);
+      // What distinguishes the orders: one head's pairs back to back, or the group's heads side by side.
+      const int64_t pairs = (tile_count(s.seqlen) + 1) / 2;
+      for (size_t i = 1; i < table.size(); ++i) {
+        const bool same_run = table[i].batch == table[i - 1].batch &&
+                              table[i].head / group == table[i - 1].head / group;
+        if (!same_run) continue;
+        if (order == JobOrder::kHeadThenPair && pairs > 1 && table[i].head == table[i - 1].head) {
+          ASSERT_EQ(table[i].tile_first, table[i - 1].tile_first + 1);
+        }
+        if (order == JobOrder::kPairThenHead && table[i].tile_first == table[i - 1].tile_first) {
+          ASSERT_EQ(table[i].head, table[i - 1].head + 1);
+        }
+      }
+    }
+  }
+}
+
+TEST(JobTable, RefusesTablesBeyondInt32JobIndices) {
+  struct Case {
+    int64_t batch, nheads, seqlen;
+  };
+  const Case cases[] = {
+      {int64_t(1) << 31, 1, 1},                // 2^31 jobs: one past INT32_MAX
+      {int64_t(1) << 20, 1 << 10, 128 * 4},    // 2^31 jobs from a product
+      {INT64_MAX, INT64_MAX, 1},               // the product overflows 64 bits
+      {1, 1, INT64_MAX},                       // tile indices beyond int32
+      {1, 1, (int64_t(INT32_MAX) + 1) * numerics::kQueryTile},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE("batch " + std::to_string(c.batch) + " nheads " + std::to_string(c.nheads) + " seqlen " +
+                 std::to_string(c.seqlen));
+    std::vector<Job> table;
+    clear_error();
+    EXPECT_EQ(build_job_table(c.batch, c.nheads, 1, c.seqlen, &table), ZYFA_STATUS_SIZE_OVERFLOW);
+    EXPECT_TRUE(table.empty());
+    EXPECT_NE(std::string(last_error()).find("int32"), std::string::npos) << last_error();
+  }
+}
+
+TEST(JobTable, RefusesBadArguments) {
+  std::vector<Job> table;
+  EXPECT_EQ(build_job_table(0, 1, 1, 128, &table), ZYFA_STATUS_BAD_SHAPE);
+  EXPECT_EQ(build_job_table(1, 1, 1, 0, &table), ZYFA_STATUS_BAD_SHAPE);
+  EXPECT_EQ(build_job_table(1, 6, 4, 128, &table), ZYFA_STATUS_BAD_HEAD_RATIO);
+  EXPECT_NE(std::string(last_error()).find("nheads = 6"), std::string::npos) << last_error();
+  EXPECT_EQ(build_job_table(1, 1, 1, 128, &table, JobOrder(7)), ZYFA_STATUS_BAD_ARGUMENT);
+  EXPECT_TRUE(table.empty());
+}
+
+// ---------------------------------------------------------------- a fake device memory
+
+// What the fake saw, shared with the test after the cache takes the fake.
+struct FakeLedger {
+  std::mutex mutex;
+  std::map<const void *, size_t> live;  // "device" allocations not yet released
+  int64_t uploads = 0, releases = 0, live_bytes = 0;
+  std::atomic<bool> fail_uploads{false};
+  std::atomic<int> multiprocessors{132};
+
+  int64_t count_uploads() { std::lock_guard<std::mutex> l(mutex); return uploads; }
+  int64_t count_releases() { std::lock_guard<std::mutex> l(mutex); return releases; }
+  int64_t bytes_live() { std::lock_guard<std::mutex> l(mutex); return live_bytes; }
+  bool is_live(const void *p) { std::lock_guard<std::mutex> l(mutex); return live.count(p) != 0; }
+};
+
+class HostDeviceMemory final : public DeviceMemory {
+ public:
+  explicit HostDeviceMemory(std::shared_ptr<FakeLedger> ledger) : ledger_(std::move(ledger)) {}
+
+  void *upload(int, const void *host, size_t bytes) override {
+    if (ledger_->fail_uploads) return nullptr;
+    void *p = std::malloc(bytes);
+    if (p == nullptr) return nullptr;
+    std::memcpy(p, host, bytes);
+    std::lock_guard<std::mutex> l(ledger_->mutex);
+    ledger_->live[p] = bytes;
+    ++ledger_->uploads;
+    ledger_->live_bytes += int64_t(bytes);
+    return p;
+  }
+  void release(int, void *ptr) override {
+    {
+      std::lock_guard<std::mutex> l(ledger_->mutex);
+      auto found = ledger_->live.find(ptr);
+      EXPECT_NE(found, ledger_->live.end()) << "released memory the fake never handed out, or twice";
+      if (found == ledger_->live.end()) return;
+      ledger_->live_bytes -= int64_t(found->second);
+      ++ledger_->releases;
+      ledger_->live.erase(found);
+    }
+    // Poison before freeing, so a reader that outlives the release sees garbage even without a sanitizer.
+    std::memset(ptr, 0xEE, sizeof(Job));
+    std::free(ptr);
+  }
+  int multiprocessor_count(int) override { return ledger_->multiprocessors; }
+
+ private:
+  std::shared_ptr<FakeLedger> ledger_;
+};
+
+PlanKey key_of(int64_t seqlen, int64_t batch = 2, int64_t nheads = 8, int64_t nheads_k = 2) {
+  return PlanKey{/*device=*/0, ZYFA_DTYPE_BF16, 128, 128, batch, nheads, nheads_k, seqlen, ZYFA_LAYOUT_BSHD};
+}
+
+// The table the cache should have uploaded for `k`.
+std::vector<Job> table_of(const PlanKey &k) {
+  return table_of(Shape{k.batch, k.nheads, k.nheads_k, k.seqlen}, kDefaultJobOrder);
+}
+
+uint64_t table_bytes(const PlanKey &k) {
+  return uint64_t(k.batch * k.nheads * ((tile_count(k.seqlen) + 1) / 2)) * sizeof(Job);
+}
+
+zyfa_plan_cache_stats stats_of(const PlanCache &cache) {
+  zyfa_plan_cache_stats s = ZYFA_PLAN_CACHE_STATS_INIT;
+  EXPECT_EQ(cache.stats(&s), ZYFA_STATUS_SUCCESS) << last_error();
+  return s;
+}
+
+class PlanCacheTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<FakeLedger> ledger = std::make_shared<FakeLedger>();
+
+  std::unique_ptr<PlanCache> make_cache(uint64_t capacity) {
+    return std::make_unique<PlanCache>(std::make_unique<HostDeviceMemory>(ledger), capacity);
+  }
+  static std::shared_ptr<const Plan> get(PlanCache &cache, const PlanKey &key, bool pin = false,
+                                         int ctas_per_sm = 1) {
+    std::shared_ptr<const Plan> plan;
+    EXPECT_EQ(cache.acquire(key, ctas_per_sm, /*may_build=*/true, pin, &plan), ZYFA_STATUS_SUCCESS)
+        << last_error();
+    return plan;
+  }
+  static bool present(PlanCache &cache, const PlanKey &key) {
+    std::shared_ptr<const Plan> plan;
+    return cache.acquire(key, 1, /*may_build=*/false, /*pin=*/false, &plan) == ZYFA_STATUS_SUCCESS;
+  }
+};
+
+// ---------------------------------------------------------------- the cache
+
+TEST_F(PlanCacheTest, BuildsOnceAndUploadsTheTableWithItsGrid) {
+  auto cache = make_cache(8);
+  const PlanKey small = key_of(1000, 1, 4, 4);   // 4 heads * 4 pairs = 16 jobs < 132 SMs
+  const PlanKey large = key_of(32768, 2, 8, 2);  // 2048 jobs
+  for (const PlanKey &key : {small, large}) {
+    const std::vector<Job> expected = table_of(key);
+    const std::shared_ptr<const Plan> plan = get(*cache, key);
+    ASSERT_TRUE(plan);
+    ASSERT_EQ(plan->schedule.n_jobs, int64_t(expected.size()));
+    EXPECT_EQ(std::memcmp(plan->schedule.jobs, expected.data(), expected.size() * sizeof(Job)), 0)
+        << "the uploaded table is the built one";
+    EXPECT_EQ(plan->schedule.grid, std::min<int64_t>(132, int64_t(expected.size())));
+    EXPECT_EQ(get(*cache, key).get(), plan.get()) << "a second lookup finds the same plan";
+    // Two CTAs per SM need their own grid, hence their own plan.
+    const std::shared_ptr<const Plan> two = get(*cache, key, false, 2);
+    EXPECT_NE(two.get(), plan.get());
+    EXPECT_EQ(two->schedule.grid, std::min<int64_t>(264, int64_t(expected.size())));
+  }
+  const zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.misses, 4u);
+  EXPECT_EQ(s.hits, 2u);
+  EXPECT_EQ(s.entries, 4u);
+  EXPECT_EQ(ledger->count_uploads(), 4);
+  EXPECT_EQ(s.device_bytes, 2 * (table_bytes(small) + table_bytes(large)));
+  EXPECT_EQ(int64_t(s.device_bytes), ledger->bytes_live());
+}
+
+TEST_F(PlanCacheTest, EvictsTheLeastRecentlyUsed) {
+  auto cache = make_cache(3);
+  const PlanKey k0 = key_of(128), k1 = key_of(256), k2 = key_of(384), k3 = key_of(512);
+  get(*cache, k0);
+  const void *table_of_k1 = get(*cache, k1)->schedule.jobs;
+  get(*cache, k2);
+  get(*cache, k0);  // k0 used again: k1 is now the oldest
+  get(*cache, k3);  // evicts k1
+  zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.evictions, 1u);
+  EXPECT_EQ(s.entries, 3u);
+  EXPECT_EQ(ledger->count_releases(), 1);
+  EXPECT_FALSE(ledger->is_live(table_of_k1)) << "k1's table was the one released";
+  EXPECT_EQ(s.device_bytes, table_bytes(k0) + table_bytes(k2) + table_bytes(k3));
+  // Recency now, newest first: k3, k0, k2. Touch k2 and k0; k3 becomes the oldest.
+  EXPECT_TRUE(present(*cache, k2));
+  EXPECT_TRUE(present(*cache, k0));
+  get(*cache, k1);  // rebuilt: evicts k3
+  EXPECT_FALSE(present(*cache, k3));
+  EXPECT_TRUE(present(*cache, k0));
+  EXPECT_TRUE(present(*cache, k1));
+  EXPECT_TRUE(present(*cache, k2));
+  s = stats_of(*cache);
+  EXPECT_EQ(s.evictions, 2u);
+  EXPECT_EQ(s.misses, 6u);  // k0 k1 k2 k3, k1 again, and the lookup of the evicted k3
+  EXPECT_EQ(s.hits, 6u);
+  EXPECT_EQ(ledger->count_uploads(), 5);
+  EXPECT_EQ(ledger->count_releases(), 2);
+}
+
+TEST_F(PlanCacheTest, EvictedPlanStaysValidWhileACallerHoldsIt) {
+  auto cache = make_cache(1);
+  const PlanKey k0 = key_of(4097), k1 = key_of(1000);
+  std::shared_ptr<const Plan> held = get(*cache, k0);
+  const std::vector<Job> expected = table_of(k0);
+  get(*cache, k1);  // evicts k0 from the cache, but `held` keeps its table
+  zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.evictions, 1u);
+  EXPECT_EQ(s.entries, 1u);
+  EXPECT_EQ(ledger->count_releases(), 0);
+  EXPECT_EQ(s.device_bytes, table_bytes(k0) + table_bytes(k1)) << "device_bytes counts the held table";
+  EXPECT_EQ(std::memcmp(held->schedule.jobs, expected.data(), expected.size() * sizeof(Job)), 0);
+  held.reset();
+  EXPECT_EQ(ledger->count_releases(), 1);
+  EXPECT_EQ(stats_of(*cache).device_bytes, table_bytes(k1));
+}
+
+TEST_F(PlanCacheTest, PinnedPlansSurviveEvictionUntilClear) {
+  auto cache = make_cache(2);
+  const PlanKey pinned = key_of(128);
+  const Plan *pinned_plan = get(*cache, pinned, /*pin=*/true).get();
+  for (int64_t s = 2; s <= 6; ++s) get(*cache, key_of(s * 128));
+  std::shared_ptr<const Plan> again;
+  ASSERT_EQ(cache->acquire(pinned, 1, /*may_build=*/false, /*pin=*/true, &again), ZYFA_STATUS_SUCCESS);
+  EXPECT_EQ(again.get(), pinned_plan);
+  again.reset();
+  zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.entries, 2u);
+  EXPECT_EQ(s.evictions, 4u);  // five unpinned plans through one free slot
+  // A plan pinned on a later lookup (captured after prepare) is kept too; with only pinned plans left the
+  // cache holds more than its capacity.
+  get(*cache, key_of(6 * 128), /*pin=*/true);
+  get(*cache, key_of(7 * 128), /*pin=*/true);
+  s = stats_of(*cache);
+  EXPECT_EQ(s.entries, 3u);
+  EXPECT_EQ(s.evictions, 4u);
+  EXPECT_TRUE(present(*cache, pinned));
+  EXPECT_TRUE(present(*cache, key_of(6 * 128)));
+  ASSERT_EQ(cache->clear(), ZYFA_STATUS_SUCCESS);
+  s = stats_of(*cache);
+  EXPECT_EQ(s.entries, 0u);
+  EXPECT_EQ(s.device_bytes, 0u);
+  EXPECT_EQ(ledger->count_releases(), ledger->count_uploads());
+  EXPECT_EQ(s.evictions, 4u) << "clear is not eviction";
+}
+
+TEST_F(PlanCacheTest, CapacityBoundsDeviceBytes) {
+  constexpr uint64_t kCapacity = 4;
+  auto cache = make_cache(kCapacity);
+  std::mt19937 random(20261129);
+  std::uniform_int_distribution<int64_t> seqlen(1, 20000), batch(1, 4);
+  std::vector<PlanKey> recent;  // newest last
+  uint64_t largest = 0;
+  for (int i = 0; i < 40; ++i) {
+    const PlanKey key = key_of(seqlen(random), batch(random));
+    get(*cache, key);
+    recent.erase(std::remove(recent.begin(), recent.end(), key), recent.end());
+    recent.push_back(key);
+    if (recent.size() > kCapacity) recent.erase(recent.begin());
+    largest = std::max(largest, table_bytes(key));
+    const zyfa_plan_cache_stats s = stats_of(*cache);
+    uint64_t expected = 0;
+    for (const PlanKey &k : recent) expected += table_bytes(k);
+    ASSERT_LE(s.entries, kCapacity);
+    ASSERT_LE(s.device_bytes, kCapacity * largest);
+    ASSERT_EQ(s.device_bytes, expected);
+    ASSERT_EQ(int64_t(s.device_bytes), ledger->bytes_live());
+  }
+  // Shrinking evicts at once.
+  ASSERT_EQ(cache->set_capacity(1), ZYFA_STATUS_SUCCESS);
+  const zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.entries, 1u);
+  EXPECT_EQ(s.capacity, 1u);
+  EXPECT_EQ(s.device_bytes, table_bytes(recent.back()));
+}
+
+TEST_F(PlanCacheTest, CapacityBelowOneIsRefused) {
+  auto cache = make_cache(5);
+  clear_error();
+  EXPECT_EQ(cache->set_capacity(0), ZYFA_STATUS_BAD_ARGUMENT);
+  EXPECT_NE(std::string(last_error()).find("capacity = 0"), std::string::npos) << last_error();
+  EXPECT_EQ(stats_of(*cache).capacity, 5u);
+}
+
+TEST_F(PlanCacheTest, MissingPlanUnderCaptureIsNotPrepared) {
+  auto cache = make_cache(4);
+  const PlanKey key = key_of(1000);
+  std::shared_ptr<const Plan> plan;
+  clear_error();
+  EXPECT_EQ(cache->acquire(key, 1, /*may_build=*/false, /*pin=*/true, &plan), ZYFA_STATUS_NOT_PREPARED);
+  EXPECT_FALSE(plan);
+  EXPECT_NE(std::string(last_error()).find("zyfa_attn_prepare"), std::string::npos) << last_error();
+  EXPECT_NE(std::string(last_error()).find("captur"), std::string::npos) << last_error();
+  EXPECT_EQ(ledger->count_uploads(), 0);
+  // After prepare (a build outside capture) the captured lookup finds it.
+  get(*cache, key);
+  EXPECT_EQ(cache->acquire(key, 1, /*may_build=*/false, /*pin=*/true, &plan), ZYFA_STATUS_SUCCESS);
+  EXPECT_TRUE(plan);
+  const zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.misses, 2u);
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(ledger->count_uploads(), 1);
+}
+
+TEST_F(PlanCacheTest, FailedUploadIsOutOfMemoryAndLeavesNothing) {
+  auto cache = make_cache(4);
+  const PlanKey key = key_of(1000);
+  ledger->fail_uploads = true;
+  std::shared_ptr<const Plan> plan;
+  clear_error();
+  EXPECT_EQ(cache->acquire(key, 1, true, false, &plan), ZYFA_STATUS_OUT_OF_MEMORY);
+  EXPECT_FALSE(plan);
+  EXPECT_NE(std::string(last_error()).find("upload"), std::string::npos) << last_error();
+  zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.entries, 0u);
+  EXPECT_EQ(s.device_bytes, 0u);
+  ledger->fail_uploads = false;
+  EXPECT_TRUE(get(*cache, key));
+  EXPECT_EQ(stats_of(*cache).entries, 1u);
+}
+
+TEST_F(PlanCacheTest, ShapesBeyondInt32AreAStatusNotAnUpload) {
+  auto cache = make_cache(4);
+  std::shared_ptr<const Plan> plan;
+  EXPECT_EQ(cache->acquire(key_of(128, int64_t(1) << 31, 1, 1), 1, true, false, &plan),
+            ZYFA_STATUS_SIZE_OVERFLOW);
+  EXPECT_FALSE(plan);
+  EXPECT_EQ(ledger->count_uploads(), 0);
+  EXPECT_EQ(cache->acquire(key_of(128), 0, true, false, &plan), ZYFA_STATUS_INTERNAL) << "0 CTAs per SM";
+  ledger->multiprocessors = 0;
+  EXPECT_EQ(cache->acquire(key_of(128), 1, true, false, &plan), ZYFA_STATUS_CUDA_ERROR);
+  EXPECT_EQ(ledger->count_uploads(), 0);
+}
+
+TEST_F(PlanCacheTest, StatsHonourStructSize) {
+  auto cache = make_cache(7);
+  get(*cache, key_of(129));
+  get(*cache, key_of(129));
+  EXPECT_EQ(cache->stats(nullptr), ZYFA_STATUS_NULL_ARGUMENT);
+  for (size_t size : {size_t(0), sizeof(zyfa_plan_cache_stats) - 8, sizeof(zyfa_plan_cache_stats) + 8}) {
+    zyfa_plan_cache_stats s;
+    std::memset(&s, 0xAB, sizeof s);
+    s.struct_size = size;
+    clear_error();
+    EXPECT_EQ(cache->stats(&s), ZYFA_STATUS_BAD_STRUCT_SIZE) << size;
+    EXPECT_NE(std::string(last_error()).find(std::to_string(size)), std::string::npos) << last_error();
+    EXPECT_EQ(s.hits, 0xABABABABABABABABull) << "nothing written on failure";
+  }
+  zyfa_plan_cache_stats s;
+  std::memset(&s, 0xAB, sizeof s);  // poison: every field must be written
+  s.struct_size = sizeof s;
+  ASSERT_EQ(cache->stats(&s), ZYFA_STATUS_SUCCESS);
+  EXPECT_EQ(s.struct_size, sizeof s);
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.evictions, 0u);
+  EXPECT_EQ(s.entries, 1u);
+  EXPECT_EQ(s.capacity, 7u);
+  EXPECT_EQ(s.device_bytes, table_bytes(key_of(129)));
+}
+
+// ---------------------------------------------------------------- concurrency (run under TSan in CI)
+
+constexpr int kThreads = 16;
+
+// Starts every thread's body at once, so lookups of one key really race.
+void run_together(const std::function<void(int)> &body) {
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) std::this_thread::yield();
+      body(t);
+    });
+  }
+  for (std::thread &thread : threads) thread.join();
+}
+
+TEST_F(PlanCacheTest, ConcurrentLookupsShareOneTablePerKey) {
+  constexpr int kKeys = 8, kRounds = 50;
+  auto cache = make_cache(kKeys);
+  std::vector<PlanKey> keys;
+  for (int k = 0; k < kKeys; ++k) keys.push_back(key_of(100 + 300 * k, 1 + k % 3));
+  std::vector<std::vector<const Plan *>> seen(kThreads, std::vector<const Plan *>(kKeys, nullptr));
+  std::atomic<int> mismatches{0};
+  run_together([&](int t) {
+    std::mt19937 random{uint32_t(t)};
+    for (int r = 0; r < kRounds; ++r) {
+      for (int i = 0; i < kKeys; ++i) {
+        const int k = (i + t) % kKeys;  // threads start on different keys, then collide
+        std::shared_ptr<const Plan> plan;
+        if (cache->acquire(keys[k], 1, true, false, &plan) != ZYFA_STATUS_SUCCESS) {
+          ++mismatches;
+          continue;
+        }
+        if (seen[t][k] == nullptr) seen[t][k] = plan.get();
+        if (seen[t][k] != plan.get()) ++mismatches;
+        // Read the table another thread uploaded: TSan checks the publication through the mutex.
+        const Job last = plan->schedule.jobs[plan->schedule.n_jobs - 1];
+        if (last.batch != keys[k].batch - 1 || last.head != keys[k].nheads - 1) ++mismatches;
+      }
+      if (random() % 8 == 0) stats_of(*cache);
+    }
+  });
+  EXPECT_EQ(mismatches.load(), 0);
+  for (int k = 0; k < kKeys; ++k) {
+    for (int t = 1; t < kThreads; ++t) EXPECT_EQ(seen[t][k], seen[0][k]) << "key " << k << " thread " << t;
+  }
+  const zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.misses, uint64_t(kKeys));
+  EXPECT_EQ(s.hits + s.misses, uint64_t(kThreads) * kRounds * kKeys);
+  EXPECT_EQ(s.entries, uint64_t(kKeys));
+  EXPECT_EQ(s.evictions, 0u);
+  EXPECT_EQ(ledger->count_uploads(), kKeys);
+}
+
+TEST_F(PlanCacheTest, ConcurrentLookupsWithEvictionKeepCountsConsistent) {
+  constexpr int kKeys = 12, kRounds = 40;
+  constexpr uint64_t kCapacity = 3;
+  auto cache = make_cache(kCapacity);
+  std::vector<PlanKey> keys;
+  for (int k = 0; k < kKeys; ++k) keys.push_back(key_of(64 + 250 * k));
+  std::atomic<int> failures{0};
+  run_together([&](int t) {
+    std::mt19937 random{uint32_t(1000 + t)};
+    std::shared_ptr<const Plan> held;  // kept across lookups, so evicted tables are freed by this thread
+    for (int r = 0; r < kRounds * kKeys; ++r) {
+      const int k = int(random() % kKeys);
+      const bool pin = t == 0 && r == 0;  // one pinned plan, as if captured
+      std::shared_ptr<const Plan> plan;
+      if (cache->acquire(keys[k], 1, true, pin, &plan) != ZYFA_STATUS_SUCCESS) {
+        ++failures;
+        continue;
+      }
+      const Job first = plan->schedule.jobs[0];
+      const Job last = plan->schedule.jobs[plan->schedule.n_jobs - 1];
+      if (first.batch != 0 || first.head != 0 || first.tile_first != 0 || last.head != keys[k].nheads - 1) {
+        ++failures;
+      }
+      if (random() % 4 == 0) held = plan;
+      if (random() % 64 == 0) stats_of(*cache);
+      if (t == 1 && r % 97 == 0) cache->set_capacity(kCapacity + r % 2);
+    }
+  });
+  EXPECT_EQ(failures.load(), 0);
+  zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.hits + s.misses, uint64_t(kThreads) * kRounds * kKeys);
+  EXPECT_EQ(int64_t(s.misses), ledger->count_uploads());
+  EXPECT_EQ(s.evictions, s.misses - s.entries);
+  EXPECT_LE(s.entries, s.capacity);
+  EXPECT_GT(s.evictions, 0u);
+  EXPECT_EQ(ledger->count_releases(), ledger->count_uploads() - int64_t(s.entries));
+  EXPECT_EQ(int64_t(s.device_bytes), ledger->bytes_live());
+  ASSERT_EQ(cache->clear(), ZYFA_STATUS_SUCCESS);
+  s = stats_of(*cache);
+  EXPECT_EQ(s.device_bytes, 0u);
+  EXPECT_EQ(ledger->count_releases(), ledger->count_uploads());
+}
+
+}  // namespace
+}  // namespace zyfa
