@@ -1,0 +1,94 @@
+//! GPU calls. Device memory is not something Rust can borrow-check, so these take raw pointers and are
+//! `unsafe`; each function states what the caller guarantees.
+use std::ffi::c_void;
+
+use zyfa_sys as sys;
+
+use crate::attention::Attention;
+use crate::error::{check, Result};
+
+/// A `cudaStream_t`; null is the default stream.
+pub type Stream = *mut c_void;
+
+/// One FP8 descale for a GPU call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DeviceDescale {
+    /// A host value, passed by value in the call.
+    Value(f32),
+    /// float32 in device memory, read by the kernel: one element (both strides 0) or expanded to
+    /// (batch, nheads_k) with these strides in elements. Not checked by the library: each value read must
+    /// be a positive normal float.
+    Device { ptr: *const f32, batch_stride: i64, head_stride: i64 },
+}
+
+impl From<DeviceDescale> for sys::zyfa_descale {
+    fn from(d: DeviceDescale) -> Self {
+        match d {
+            DeviceDescale::Value(value) => sys::zyfa_descale { kind: sys::ZYFA_DESCALE_HOST, value, ..Default::default() },
+            DeviceDescale::Device { ptr, batch_stride, head_stride } => {
+                sys::zyfa_descale { kind: sys::ZYFA_DESCALE_DEVICE, ptr, batch_stride, head_stride, ..Default::default() }
+            }
+        }
+    }
+}
+
+/// The input precision of a GPU call: BF16, or FP8 e4m3 with its three descales.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DevicePrecision {
+    Bf16,
+    Fp8 { q_descale: DeviceDescale, k_descale: DeviceDescale, v_descale: DeviceDescale },
+}
+
+/// Device pointers of one call, in the shape's layout. `lse` may be null.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceTensors {
+    pub q: *const c_void,
+    pub k: *const c_void,
+    pub v: *const c_void,
+    pub out: *mut c_void,
+    pub lse: *mut f32,
+}
+
+impl Attention {
+    /// Launches one causal attention on the current CUDA device, asynchronous on `stream`.
+    ///
+    /// # Safety
+    /// - q, k, v, out (and lse when not null) point to device memory of the current device that spans
+    ///   the shape in its layout (BF16 or e4m3 elements for q, k, v; BF16 for out; float32 for lse), and
+    ///   stays allocated until the launch completes on `stream`;
+    /// - nothing writes q, k, v or a device descale, and nothing reads out or lse, until then;
+    /// - out and lse do not overlap each other or any input (the library refuses overlaps it can see);
+    /// - `stream` is null or a live `cudaStream_t` of the current device.
+    pub unsafe fn forward_device(&self, precision: DevicePrecision, tensors: &DeviceTensors, stream: Stream) -> Result<()> {
+        let desc = sys::zyfa_attn_desc {
+            q: tensors.q,
+            k: tensors.k,
+            v: tensors.v,
+            out: tensors.out,
+            lse: tensors.lse,
+            ..self.precision_descriptor(precision)
+        };
+        check(sys::zyfa_attn_fwd(&desc, stream))
+    }
+
+    /// Builds the plan of this shape on the current device, so that a later call can be captured in a
+    /// CUDA graph (a capture cannot record the plan's upload).
+    ///
+    /// # Safety
+    /// `stream` is null or a live `cudaStream_t` of the current device.
+    pub unsafe fn prepare(&self, precision: DevicePrecision, stream: Stream) -> Result<()> {
+        check(sys::zyfa_attn_prepare(&self.precision_descriptor(precision), stream))
+    }
+
+    fn precision_descriptor(&self, precision: DevicePrecision) -> sys::zyfa_attn_desc {
+        match precision {
+            DevicePrecision::Bf16 => self.descriptor(sys::ZYFA_DTYPE_BF16),
+            DevicePrecision::Fp8 { q_descale, k_descale, v_descale } => sys::zyfa_attn_desc {
+                q_descale: q_descale.into(),
+                k_descale: k_descale.into(),
+                v_descale: v_descale.into(),
+                ..self.descriptor(sys::ZYFA_DTYPE_FP8_E4M3)
+            },
+        }
+    }
+}
