@@ -1,0 +1,146 @@
+package zyfa
+
+// #include "cgo_helpers.h"
+import "C"
+
+// Layout says how q, k, v and out are laid out in memory.
+type Layout int
+
+const (
+	// BSHD is (batch, seqlen, heads, dim), contiguous: flash-attn's layout.
+	BSHD Layout = C.ZYFA_LAYOUT_BSHD
+	// BHSD is (batch, heads, seqlen, dim), contiguous.
+	BHSD Layout = C.ZYFA_LAYOUT_BHSD
+	// Strided uses Attention.Strides, in elements.
+	Strided Layout = C.ZYFA_LAYOUT_STRIDED
+)
+
+// Strides of one (batch, seqlen, heads, dim) tensor in elements; the dim is always contiguous.
+type Strides struct {
+	Batch, Seq, Head int64
+}
+
+// TensorStrides holds the strides of each tensor for the Strided layout.
+type TensorStrides struct {
+	Q, K, V, Out Strides
+}
+
+// Attention is one causal attention shape. The library validates it at each call. SoftmaxScale 0 means
+// 1/sqrt(DQK); DQK and DV of 0 mean 128 (ZYFA_ATTN_DESC_INIT's default).
+type Attention struct {
+	Batch, Seqlen   int64
+	NHeads, NHeadsK int64
+	DQK, DV         int64
+	Layout          Layout
+	Strides         TensorStrides
+	SoftmaxScale    float32
+}
+
+type tensor int
+
+const (
+	tensorQ tensor = iota
+	tensorK
+	tensorV
+	tensorOut
+)
+
+var tensorNames = [...]string{"q", "k", "v", "out"}
+
+// descriptor is this shape with no tensors attached.
+func (a *Attention) descriptor(dtype C.zyfa_dtype) C.zyfa_attn_desc {
+	desc := C.zyfa_go_attn_desc_init()
+	desc.dtype = dtype
+	desc.layout = C.zyfa_layout(a.Layout)
+	desc.batch = C.int64_t(a.Batch)
+	desc.seqlen = C.int64_t(a.Seqlen)
+	desc.nheads = C.int64_t(a.NHeads)
+	desc.nheads_k = C.int64_t(a.NHeadsK)
+	if a.DQK != 0 || a.DV != 0 {
+		desc.d_qk = C.int64_t(a.DQK)
+		desc.d_v = C.int64_t(a.DV)
+	}
+	desc.softmax_scale = C.float(a.SoftmaxScale)
+	if a.Layout == Strided {
+		desc.q_strides = cStrides(a.Strides.Q)
+		desc.k_strides = cStrides(a.Strides.K)
+		desc.v_strides = cStrides(a.Strides.V)
+		desc.out_strides = cStrides(a.Strides.Out)
+	}
+	return desc
+}
+
+func cStrides(s Strides) C.zyfa_strides {
+	return C.zyfa_strides{batch: C.int64_t(s.Batch), seq: C.int64_t(s.Seq), head: C.int64_t(s.Head)}
+}
+
+func (a *Attention) dims() (dqk, dv int64) {
+	if a.DQK == 0 && a.DV == 0 {
+		desc := C.zyfa_go_attn_desc_init()
+		return int64(desc.d_qk), int64(desc.d_v)
+	}
+	return a.DQK, a.DV
+}
+
+// span is the number of elements tensor t covers from its first element to its last; ok is false where
+// the shape or strides are ones the library refuses anyway (it then reads nothing).
+func (a *Attention) span(t tensor) (n int64, ok bool) {
+	dqk, dv := a.dims()
+	heads, dim := a.NHeads, dqk
+	if t == tensorK || t == tensorV {
+		heads = a.NHeadsK
+	}
+	if t == tensorV || t == tensorOut {
+		dim = dv
+	}
+	counts := [3]int64{a.Batch, a.Seqlen, heads}
+	for _, c := range append(counts[:], dim) {
+		if c < 1 {
+			return 0, false
+		}
+	}
+	if a.Layout != Strided {
+		return mulChecked(a.Batch, a.Seqlen, heads, dim)
+	}
+	s := [...]Strides{a.Strides.Q, a.Strides.K, a.Strides.V, a.Strides.Out}[t]
+	n = dim
+	for i, stride := range [3]int64{s.Batch, s.Seq, s.Head} {
+		if stride < 0 {
+			return 0, false
+		}
+		step, ok := mulChecked(counts[i]-1, stride)
+		if !ok || n > maxInt64-step {
+			return 0, false
+		}
+		n += step
+	}
+	return n, true
+}
+
+const maxInt64 = int64(^uint64(0) >> 1)
+
+// mulChecked multiplies non-negative factors; ok is false on overflow.
+func mulChecked(factors ...int64) (int64, bool) {
+	product := int64(1)
+	for _, f := range factors {
+		if f != 0 && product > maxInt64/f {
+			return 0, false
+		}
+		product *= f
+	}
+	return product, true
+}
+
+// checkLen refuses a slice shorter than what the call would read or write: the guarantee that makes the
+// slice-based calls memory safe.
+func checkLen(name string, have int, need int64, ok bool) error {
+	if ok && int64(have) < need {
+		return bindingError(ErrBadArgument, "%s: the slice holds %d elements, the shape needs %d", name, have, need)
+	}
+	return nil
+}
+
+func (a *Attention) checkTensor(t tensor, have int) error {
+	need, ok := a.span(t)
+	return checkLen(tensorNames[t], have, need, ok)
+}

@@ -1,0 +1,68 @@
+package zyfa
+
+// #include "cgo_helpers.h"
+import "C"
+
+// DevicePtr is an address in GPU memory (from cudaMalloc or a framework's tensor), never Go memory.
+type DevicePtr uintptr
+
+// Stream is a cudaStream_t; 0 is the default stream.
+type Stream uintptr
+
+// DeviceDescale is one FP8 descale for a GPU call: Value when Ptr is 0, else float32 in device memory,
+// read by the kernel: one element (both strides 0) or expanded to (batch, nheads_k) with these strides
+// in elements. Device values are not checked: each must be a positive normal float.
+type DeviceDescale struct {
+	Value                   float32
+	Ptr                     DevicePtr
+	BatchStride, HeadStride int64
+}
+
+// DeviceTensors are the device addresses of one call in the shape's layout; LSE may be 0. For FP8 set
+// FP8 and the three descales.
+type DeviceTensors struct {
+	Q, K, V, Out, LSE DevicePtr
+	FP8               bool
+	QDescale          DeviceDescale
+	KDescale          DeviceDescale
+	VDescale          DeviceDescale
+}
+
+// ForwardDevice launches one causal attention on the current CUDA device, asynchronous on stream.
+// Nothing here can check device memory, so the caller guarantees: every address spans the shape in its
+// layout on the current device and stays allocated until the launch completes; nothing writes the
+// inputs or reads out and lse until then; out and lse overlap nothing; stream is 0 or a live stream.
+func (a *Attention) ForwardDevice(t DeviceTensors, stream Stream) error {
+	desc := a.deviceDescriptor(&t)
+	return call(func() C.zyfa_status {
+		return C.zyfa_go_attn_fwd(&desc, C.uintptr_t(t.Q), C.uintptr_t(t.K), C.uintptr_t(t.V), C.uintptr_t(t.Out),
+			C.uintptr_t(t.LSE), C.uintptr_t(t.QDescale.Ptr), C.uintptr_t(t.KDescale.Ptr), C.uintptr_t(t.VDescale.Ptr),
+			C.uintptr_t(stream))
+	})
+}
+
+// Prepare builds this shape's plan on the current device, so that a later ForwardDevice can be captured
+// in a CUDA graph. Only t's FP8 flag and descale kinds matter here.
+func (a *Attention) Prepare(t DeviceTensors, stream Stream) error {
+	desc := a.deviceDescriptor(&t)
+	return call(func() C.zyfa_status { return C.zyfa_go_attn_prepare(&desc, C.uintptr_t(stream)) })
+}
+
+func (a *Attention) deviceDescriptor(t *DeviceTensors) C.zyfa_attn_desc {
+	if !t.FP8 {
+		return a.descriptor(C.ZYFA_DTYPE_BF16)
+	}
+	desc := a.descriptor(C.ZYFA_DTYPE_FP8_E4M3)
+	desc.q_descale = deviceDescale(t.QDescale)
+	desc.k_descale = deviceDescale(t.KDescale)
+	desc.v_descale = deviceDescale(t.VDescale)
+	return desc
+}
+
+// deviceDescale leaves ptr NULL: the helper attaches the address, which is not a Go pointer.
+func deviceDescale(d DeviceDescale) C.zyfa_descale {
+	if d.Ptr == 0 {
+		return C.zyfa_descale{kind: C.ZYFA_DESCALE_HOST, value: C.float(d.Value)}
+	}
+	return C.zyfa_descale{kind: C.ZYFA_DESCALE_DEVICE, batch_stride: C.int64_t(d.BatchStride), head_stride: C.int64_t(d.HeadStride)}
+}

@@ -1,0 +1,137 @@
+package zyfa
+
+import (
+	"math"
+	"testing"
+)
+
+// Bounds on the relative RMS error of out and the largest LSE error (nats) against fp64, about 2.5x what
+// the Rust binding's identical inputs measured (bindings/rust/zyfa/tests/host_attention.rs says why).
+const (
+	bf16OutTolerance = 5e-3
+	bf16LSETolerance = 5e-3
+	fp8OutTolerance  = 7e-2
+	fp8LSETolerance  = 0.16
+)
+
+func newOutputs(a *Attention) ([]uint16, []float32) {
+	_, dv := a.dims()
+	out := make([]uint16, a.Batch*a.Seqlen*a.NHeads*dv)
+	for i := range out {
+		out[i] = poisonBF16
+	}
+	lse := make([]float32, a.Batch*a.NHeads*a.Seqlen)
+	for i := range lse {
+		lse[i] = float32(math.NaN())
+	}
+	return out, lse
+}
+
+func checkAgainst(t *testing.T, out []uint16, lse []float32, wantOut, wantLSE []float64, outTol, lseTol float64) {
+	t.Helper()
+	outErr := relativeRMSError(t, bf16Values(out), wantOut)
+	lseErr := maxAbsError(t, lse, wantLSE)
+	t.Logf("relative RMS error of out %.3e, max LSE error %.3e", outErr, lseErr)
+	if outErr >= outTol || lseErr >= lseTol {
+		t.Fatalf("out error %.3e (bound %.1e), LSE error %.3e (bound %.1e)", outErr, outTol, lseErr, lseTol)
+	}
+}
+
+func TestBF16GQAWithPartialTileMatchesFP64(t *testing.T) {
+	r := freshRand(t)
+	a := &Attention{Batch: 2, Seqlen: 133, NHeads: 4, NHeadsK: 2}
+	q := randomBF16(r, int(a.Batch*a.Seqlen*a.NHeads*128), 1)
+	k := randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*128), 1)
+	v := randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*128), 1)
+	out, lse := newOutputs(a)
+	if err := a.ForwardHostBF16(q, k, v, out, lse); err != nil {
+		t.Fatal(err)
+	}
+	wantOut, wantLSE := attentionFP64(a, bf16Values(q), bf16Values(k), bf16Values(v), 1/math.Sqrt(128))
+	checkAgainst(t, out, lse, wantOut, wantLSE, bf16OutTolerance, bf16LSETolerance)
+}
+
+func TestBF16D192WithExplicitScaleMatchesFP64(t *testing.T) {
+	r := freshRand(t)
+	a := &Attention{Batch: 1, Seqlen: 70, NHeads: 2, NHeadsK: 1, DQK: 192, DV: 128, SoftmaxScale: 0.05}
+	q := randomBF16(r, int(a.Seqlen*a.NHeads*192), 1)
+	k := randomBF16(r, int(a.Seqlen*a.NHeadsK*192), 1)
+	v := randomBF16(r, int(a.Seqlen*a.NHeadsK*128), 1)
+	out, lse := newOutputs(a)
+	if err := a.ForwardHostBF16(q, k, v, out, lse); err != nil {
+		t.Fatal(err)
+	}
+	wantOut, wantLSE := attentionFP64(a, bf16Values(q), bf16Values(k), bf16Values(v), 0.05)
+	checkAgainst(t, out, lse, wantOut, wantLSE, bf16OutTolerance, bf16LSETolerance)
+}
+
+// quantizeHost quantizes contiguous rows of dim through the library.
+func quantizeHost(t *testing.T, src []uint16, dim int64) ([]uint8, float32) {
+	t.Helper()
+	codes := make([]uint8, len(src))
+	qz := Quantize{NRows: int64(len(src)) / dim, Dim: dim}
+	descale, err := qz.Host(src, codes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return codes, descale
+}
+
+func fp8Values(codes []uint8, descale float32) []float64 {
+	y := make([]float64, len(codes))
+	for i, c := range codes {
+		y[i] = float64(E4M3ToFloat32(c)) * float64(descale)
+	}
+	return y
+}
+
+func TestFP8LeanPMatchesFP64(t *testing.T) {
+	r := freshRand(t)
+	a := &Attention{Batch: 2, Seqlen: 140, NHeads: 2, NHeadsK: 2}
+	n := int(a.Batch * a.Seqlen * a.NHeads * 128)
+	q8, qs := quantizeHost(t, randomBF16(r, n, 1), 128)
+	k8, ks := quantizeHost(t, randomBF16(r, n, 1), 128)
+	v8, vs := quantizeHost(t, randomBF16(r, n, 0.5), 128)
+	out, lse := newOutputs(a)
+	descales := HostDescales{Q: HostDescale{Value: qs}, K: HostDescale{Value: ks}, V: HostDescale{Value: vs}}
+	if err := a.ForwardHostFP8(q8, k8, v8, descales, out, lse); err != nil {
+		t.Fatal(err)
+	}
+	wantOut, wantLSE := attentionFP64(a, fp8Values(q8, qs), fp8Values(k8, ks), fp8Values(v8, vs), 1/math.Sqrt(128))
+	checkAgainst(t, out, lse, wantOut, wantLSE, fp8OutTolerance, fp8LSETolerance)
+}
+
+// Expanded (batch, nheads_k) descales are read per batch and kv head: each gets its own power of two,
+// and the fp64 oracle decodes each (batch, kv head) with its own descale.
+func TestFP8PerKVHeadDescalesMatchFP64(t *testing.T) {
+	r := freshRand(t)
+	a := &Attention{Batch: 2, Seqlen: 48, NHeads: 2, NHeadsK: 2}
+	n := int(a.Batch * a.Seqlen * a.NHeads * 128)
+	q8, qs := quantizeHost(t, randomBF16(r, n, 1), 128)
+	k8, ks := quantizeHost(t, randomBF16(r, n, 1), 128)
+	v8, vs := quantizeHost(t, randomBF16(r, n, 0.5), 128)
+	perHead := func(d float32) []float32 { return []float32{d, 2 * d, 4 * d, d / 2} } // (batch, kv head)
+	qd, kd, vd := perHead(qs), perHead(ks), perHead(vs)
+	decode := func(codes []uint8, descales []float32) []float64 {
+		y := make([]float64, len(codes))
+		for i, c := range codes {
+			row := i / 128 // (b * seqlen + s) * nheads_k + hk
+			b, hk := row/int(a.Seqlen*a.NHeadsK), row%int(a.NHeadsK)
+			y[i] = float64(E4M3ToFloat32(c)) * float64(descales[b*int(a.NHeadsK)+hk])
+		}
+		return y
+	}
+	out, lse := newOutputs(a)
+	descales := HostDescales{Q: HostDescale{PerKVHead: qd}, K: HostDescale{PerKVHead: kd}, V: HostDescale{PerKVHead: vd}}
+	if err := a.ForwardHostFP8(q8, k8, v8, descales, out, lse); err != nil {
+		t.Fatal(err)
+	}
+	wantOut, wantLSE := attentionFP64(a, decode(q8, qd), decode(k8, kd), decode(v8, vd), 1/math.Sqrt(128))
+	checkAgainst(t, out, lse, wantOut, wantLSE, fp8OutTolerance, fp8LSETolerance)
+}
+
+func TestLoadedLibraryMatchesHeader(t *testing.T) {
+	if LibraryVersion() != HeaderVersion {
+		t.Fatalf("libzyfa is version %d, the header %d", LibraryVersion(), HeaderVersion)
+	}
+}
