@@ -1,0 +1,369 @@
+// The fallback kernel on the device, called through its launcher with a job table built here (no plan
+// cache, no dispatch): against the fp64 oracle on fresh Gaussian inputs, against the CPU backend (the same
+// recurrence of numerics.h), with poisoned outputs, bitwise repeatability, any grid, and tensors whose
+// offsets pass 2^31 elements and 4 GiB. Each case prints one line of measured figures.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "host/error.hpp"
+#include "host/plan_cache.hpp"
+#include "kernels/launch.hpp"
+#include "ref/cpu_backend.hpp"
+#include "ref/reference.hpp"
+#include "support/support.hpp"
+
+namespace zyfa::test {
+namespace {
+
+// Against fp64. BF16: issue 2's acceptance bound for the fallback kernel. FP8: the recurrence itself errs
+// by 1-3e-2 on Gaussian inputs (lean P at d = 128 measured 2.9-3.1e-2 on the CPU backend, over issue 2's
+// 2.5e-2 for the CPU backend: a numerics question for the lead, not a kernel bug), so here FP8 gets a loose
+// bound against gross errors and is held to the CPU backend by kMaxBackendRatio below.
+constexpr double kMaxRelRmsBf16 = 3e-3;
+constexpr double kMaxRelRmsFp8 = 5e-2;
+// LSE against fp64, absolute (natural log). BF16: rounding each p to bf16 moves log l by at most 2^-9.
+// FP8: a lean code's e4m3 value over-estimates 2^x by up to 6.1% (1 + f against 2^f), rounding to a code
+// moves it by up to 2^(1/16), codes below 1 are clamped to 0 and subnormal codes are linear: the CPU
+// backend measured up to 0.22; again a loose bound, with the ratio to the CPU backend as the sharp one.
+constexpr double kMaxLseAbsBf16 = 4e-3;
+constexpr double kMaxLseAbsFp8 = 0.5;
+// The GPU and the CPU backend differ only in the order of fp32 sums and the last ulp of exp2, so their
+// distance must stay far below the error either has against fp64.
+constexpr double kMaxBackendRatio = 0.25;
+constexpr int kRepeats = 20;
+// A grid smaller than the job count makes every CTA walk several jobs.
+constexpr int kSmallGrid = 3;
+
+// Fresh inputs on every run; ZYFA_TEST_SEED=<n> replays a run (every case prints its seed).
+uint64_t fresh_seed() {
+  if (const char *s = std::getenv("ZYFA_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  std::random_device rd;
+  return (uint64_t(rd()) << 32) | rd();
+}
+
+std::string cuda_message(const char *step, int error) {
+  if (error == 0) return "";
+  const cudaError_t e = static_cast<cudaError_t>(error);
+  return std::string(step) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+// Device copies of a HostAttention's buffers. Batch b of every tensor starts `batch_stride` elements after
+// batch b-1 on the device (by default the host's own stride, a plain copy), so the same path can put
+// batch 1 past 2^31 elements and 4 GiB. Outputs go up with the host's poison and come back for its checks.
+class DeviceCopy {
+ public:
+  DeviceCopy(HostAttention &host, int64_t in_batch_stride = 0, int64_t out_batch_stride = 0) : host_(host) {
+    problem_ = host.problem();
+    const AttentionShape &sh = host.shape();
+    keep_first(place(host.q, in_batch_stride, q_, &problem_.q));
+    keep_first(place(host.k, in_batch_stride, k_, &problem_.k));
+    keep_first(place(host.v, in_batch_stride, v_, &problem_.v));
+    keep_first(place(host.out, out_batch_stride, out_, &problem_.out));
+    if (sh.with_lse) {
+      keep_first(lse_.upload(host.lse.data(), host.lse.size() * sizeof(float)));
+      problem_.lse = static_cast<float *>(lse_.get());
+    }
+    if (sh.fp8() && sh.per_head_descale) {
+      keep_first(descale(host.q_descale, q_descale_, &problem_.q_descale));
+      keep_first(descale(host.k_descale, k_descale_, &problem_.k_descale));
+      keep_first(descale(host.v_descale, v_descale_, &problem_.v_descale));
+    }
+  }
+  const std::string &status() const { return status_; }
+  const Problem &problem() const { return problem_; }
+
+  // Copies out and lse back into the HostAttention.
+  std::string download() {
+    for (int64_t b = 0; b < host_.out.batch(); ++b) {
+      const uint8_t *src = static_cast<const uint8_t *>(out_.get()) + size_t(b) * out_stride_bytes_;
+      uint8_t *dst = static_cast<uint8_t *>(host_.out.data()) + size_t(b) * out_region_bytes_;
+      const std::string s = cuda_message("cudaMemcpy out to host",
+                                         cudaMemcpy(dst, src, out_region_bytes_, cudaMemcpyDeviceToHost));
+      if (!s.empty()) return s;
+    }
+    return host_.lse.empty() ? "" : lse_.download(host_.lse.data(), host_.lse.size() * sizeof(float));
+  }
+
+ private:
+  void keep_first(std::string s) {
+    if (status_.empty()) status_ = std::move(s);
+  }
+  std::string place(const HostTensor &t, int64_t batch_stride, DeviceBuffer &buf, TensorRef *ref) {
+    const int64_t host_stride = t.storage_elements() / t.batch();  // every layout keeps batches apart
+    const int64_t stride = batch_stride > 0 ? batch_stride : host_stride;
+    const size_t elem = t.size_bytes() / size_t(t.storage_elements());
+    const size_t region = size_t(host_stride) * elem;
+    if (&t == &host_.out) {
+      out_stride_bytes_ = size_t(stride) * elem;
+      out_region_bytes_ = region;
+    }
+    std::string s = buf.allocate(size_t((t.batch() - 1) * stride) * elem + region);
+    for (int64_t b = 0; s.empty() && b < t.batch(); ++b)
+      s = cuda_message("cudaMemcpy to device",
+                       cudaMemcpy(static_cast<uint8_t *>(buf.get()) + size_t(b * stride) * elem,
+                                  static_cast<const uint8_t *>(t.data()) + size_t(b) * region, region,
+                                  cudaMemcpyHostToDevice));
+    ref->ptr = buf.get();
+    ref->batch_stride = stride;
+    return s;
+  }
+  static std::string descale(const std::vector<float> &values, DeviceBuffer &buf, Descale *d) {
+    std::string s = buf.upload(values.data(), values.size() * sizeof(float));
+    d->ptr = static_cast<const float *>(buf.get());  // strides stay the host problem's
+    return s;
+  }
+
+  HostAttention &host_;
+  Problem problem_;
+  DeviceBuffer q_, k_, v_, out_, lse_, q_descale_, k_descale_, v_descale_;
+  size_t out_stride_bytes_ = 0, out_region_bytes_ = 0;  // device distance and host size of one batch of out
+  std::string status_;
+};
+
+// The job table of the plan cache's builder, in device memory, and a grid over it.
+class DeviceJobs {
+ public:
+  explicit DeviceJobs(const AttentionShape &sh) {
+    std::vector<Job> jobs;
+    if (build_job_table(sh.batch, sh.nheads, sh.nheads_k, sh.seqlen, &jobs) != ZYFA_STATUS_SUCCESS) {
+      status_ = std::string("build_job_table: ") + last_error();
+      return;
+    }
+    n_jobs_ = int32_t(jobs.size());
+    status_ = table_.upload(jobs.data(), jobs.size() * sizeof(Job));
+    if (status_.empty())
+      status_ = cuda_message("cudaDeviceGetAttribute", cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, 0));
+  }
+  const std::string &status() const { return status_; }
+  // grid 0: what the plan cache would choose, min(SMs * CTAs per SM, jobs).
+  kernels::Schedule schedule(int grid = 0) const {
+    kernels::Schedule s;
+    s.jobs = static_cast<const Job *>(table_.get());
+    s.n_jobs = n_jobs_;
+    s.grid = grid > 0 ? grid : std::min(sms_ * kernels::fallback_ctas_per_sm(), n_jobs_);
+    return s;
+  }
+
+ private:
+  DeviceBuffer table_;
+  int32_t n_jobs_ = 0;
+  int sms_ = 0;
+  std::string status_;
+};
+
+std::string launch_and_wait(const Problem &p, const kernels::Schedule &s) {
+  std::string m = cuda_message("launch_fallback_attention", kernels::launch_fallback_attention(p, s, nullptr));
+  if (m.empty()) m = cuda_message("cudaDeviceSynchronize after the kernel", cudaDeviceSynchronize());
+  return m;
+}
+
+// |a - b| over the error of the CPU backend against fp64; 0 when both are exact.
+double backend_ratio(const ErrorStats &gpu_vs_cpu, const ErrorStats &cpu_vs_exact) {
+  return gpu_vs_cpu.rel_rms == 0 ? 0.0 : gpu_vs_cpu.rel_rms / cpu_vs_exact.rel_rms;
+}
+
+AttentionShape shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
+                     int64_t nheads_k, Layout layout, bool per_head_descale = false, bool with_lse = true) {
+  AttentionShape s;
+  s.dtype = dtype;
+  s.d_qk = d_qk;
+  s.batch = batch;
+  s.seqlen = seqlen;
+  s.nheads = nheads;
+  s.nheads_k = nheads_k;
+  s.layout = layout;
+  s.per_head_descale = per_head_descale;
+  s.with_lse = with_lse;
+  return s;
+}
+
+// One case: fresh Gaussian (std 1) inputs on the host, then device copies with poisoned outputs and the
+// job table, and launches whose outputs come back into host() for its checks.
+class Case {
+ public:
+  Case(const AttentionShape &sh, uint64_t seed) : host_(sh), jobs_(sh) {
+    ActivationSpec gaussian;
+    host_.set_inputs(generate_activations(sh.qkv(), gaussian, seed));
+  }
+  HostAttention &host() { return host_; }
+
+  // Poisons the host's outputs and uploads everything (batch strides as DeviceCopy takes them).
+  std::string upload(int64_t in_batch_stride = 0, int64_t out_batch_stride = 0) {
+    if (!jobs_.status().empty()) return jobs_.status();
+    host_.poison_outputs();
+    dev_ = std::make_unique<DeviceCopy>(host_, in_batch_stride, out_batch_stride);
+    return dev_->status();
+  }
+  // One launch over the uploaded copies (grid 0: the plan cache's grid), outputs back into host().
+  std::string run(int grid = 0) {
+    if (!dev_) return "run before upload";
+    std::string m = launch_and_wait(dev_->problem(), jobs_.schedule(grid));
+    return m.empty() ? dev_->download() : m;
+  }
+
+ private:
+  HostAttention host_;
+  DeviceJobs jobs_;
+  std::unique_ptr<DeviceCopy> dev_;
+};
+
+std::string case_name(const ::testing::TestParamInfo<AttentionShape> &param) { return param.param.name(); }
+
+// Every test here: skipped without a GPU; fresh inputs whose seed each failure names.
+class FallbackTest : public ::testing::TestWithParam<AttentionShape> {
+ protected:
+  void SetUp() override {
+    ZYFA_SKIP_WITHOUT_GPU();
+    seed_ = fresh_seed();
+    case_ = std::make_unique<Case>(GetParam(), seed_);
+  }
+  std::string seed_trace() const { return "ZYFA_TEST_SEED=" + std::to_string(seed_); }
+
+  uint64_t seed_ = 0;
+  std::unique_ptr<Case> case_;
+};
+
+// ---------------------------------------------------------------- accuracy against fp64 and the CPU backend
+
+class FallbackAccuracy : public FallbackTest {};
+
+TEST_P(FallbackAccuracy, MatchesFp64AndCpuBackend) {
+  SCOPED_TRACE(seed_trace());
+  const AttentionShape &sh = GetParam();
+  Case &c = *case_;
+  HostAttention &h = c.host();
+
+  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
+  h.poison_outputs();
+  ref::attention_cpu_backend(h.problem());
+  const std::vector<double> cpu_out = h.out_values(), cpu_lse = h.lse_values();
+
+  ASSERT_EQ(c.upload(), "");
+  ASSERT_EQ(c.run(), "");
+  EXPECT_TRUE(outputs_written(h));
+
+  const std::vector<double> gpu_out = h.out_values(), gpu_lse = h.lse_values();
+  const ErrorStats out_err = compare_to_reference(gpu_out, exact.out);
+  const ErrorStats cpu_err = compare_to_reference(cpu_out, exact.out);
+  const ErrorStats out_diff = compare_to_reference(gpu_out, cpu_out);
+  const double out_ratio = backend_ratio(out_diff, cpu_err);
+  EXPECT_TRUE(within_rel_rms(out_err, sh.fp8() ? kMaxRelRmsFp8 : kMaxRelRmsBf16));
+  EXPECT_LE(out_ratio, kMaxBackendRatio) << "GPU vs CPU backend: " << out_diff.describe()
+                                         << "; CPU backend vs fp64: " << cpu_err.describe();
+
+  double lse_ratio = 0;
+  ErrorStats lse_err;
+  if (sh.with_lse) {
+    lse_err = compare_to_reference(gpu_lse, exact.lse);
+    const ErrorStats lse_diff = compare_to_reference(gpu_lse, cpu_lse);
+    const ErrorStats cpu_lse_err = compare_to_reference(cpu_lse, exact.lse);
+    lse_ratio = backend_ratio(lse_diff, cpu_lse_err);
+    EXPECT_EQ(lse_err.nonfinite, 0);
+    EXPECT_LE(lse_err.max_abs, sh.fp8() ? kMaxLseAbsFp8 : kMaxLseAbsBf16) << lse_err.describe();
+    EXPECT_LE(lse_ratio, kMaxBackendRatio) << "GPU vs CPU backend LSE: " << lse_diff.describe()
+                                           << "; CPU backend vs fp64: " << cpu_lse_err.describe();
+  }
+  std::printf("[fallback] %-42s seed %llu  out rel_rms %.3e (cpu %.3e)  gpu-cpu/cpu-fp64 %.3f  lse max_abs %.2e  "
+              "lse ratio %.3f\n",
+              sh.name().c_str(), (unsigned long long)seed_, out_err.rel_rms, cpu_err.rel_rms, out_ratio,
+              lse_err.max_abs, lse_ratio);
+}
+
+std::vector<AttentionShape> accuracy_shapes() {
+  std::vector<AttentionShape> shapes;
+  for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3})
+    for (int64_t d : {128, 192}) {
+      shapes.push_back(shape(dtype, d, 2, 1, 8, 1, Layout::kBSHD));                    // MQA, one key
+      shapes.push_back(shape(dtype, d, 2, 7, 16, 2, Layout::kBHSD, true));             // GQA 8:1
+      shapes.push_back(shape(dtype, d, 2, 128, 4, 4, Layout::kBSHD));                  // MHA, one full tile
+      shapes.push_back(shape(dtype, d, 1, 129, 2, 1, Layout::kBHSD, false, false));    // no LSE
+      shapes.push_back(shape(dtype, d, 2, 300, 4, 2, Layout::kStrided, true));         // gaps everywhere
+      shapes.push_back(shape(dtype, d, 1, 1000, 16, 2, Layout::kBSHD, true));          // GQA 8:1
+      shapes.push_back(shape(dtype, d, 1, 4097, 4, 1, Layout::kBHSD));                 // MQA, odd tail
+    }
+  return shapes;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FallbackAccuracy, ::testing::ValuesIn(accuracy_shapes()),
+                         case_name);
+
+// ---------------------------------------------------------------- determinism
+
+class FallbackDeterminism : public FallbackTest {};
+
+// kRepeats calls on one input give the same bits, and so does a grid where every CTA walks several jobs:
+// no atomics, and no result depends on which CTA took a job.
+TEST_P(FallbackDeterminism, BitwiseEqualAcrossCallsAndGrids) {
+  SCOPED_TRACE(seed_trace());
+  const AttentionShape &sh = GetParam();
+  Case &c = *case_;
+  HostAttention &h = c.host();
+  ASSERT_EQ(c.upload(), "");
+  ASSERT_EQ(c.run(), "");
+  ASSERT_TRUE(outputs_written(h));
+  const std::vector<uint8_t> first_out(static_cast<const uint8_t *>(h.out.data()),
+                                       static_cast<const uint8_t *>(h.out.data()) + h.out.size_bytes());
+  const std::vector<float> first_lse = h.lse;
+
+  int differing_calls = 0;
+  for (int call = 1; call <= kRepeats; ++call) {
+    const int grid = call == kRepeats ? kSmallGrid : 0;
+    ASSERT_EQ(c.run(grid), "");
+    const bool same = std::memcmp(first_out.data(), h.out.data(), first_out.size()) == 0 &&
+                      std::memcmp(first_lse.data(), h.lse.data(), first_lse.size() * sizeof(float)) == 0;
+    differing_calls += !same;
+    EXPECT_TRUE(same) << "call " << call << (grid ? " (grid " + std::to_string(grid) + ")" : std::string());
+  }
+  std::printf("[fallback] %-42s seed %llu  %d calls after the first, %d differing bitwise\n", sh.name().c_str(),
+              (unsigned long long)seed_, kRepeats, differing_calls);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FallbackDeterminism,
+                         ::testing::Values(shape(ZYFA_DTYPE_BF16, 128, 1, 1000, 16, 2, Layout::kBSHD),
+                                           shape(ZYFA_DTYPE_FP8_E4M3, 192, 1, 1000, 16, 2, Layout::kBHSD, true)),
+                         case_name);
+
+// ---------------------------------------------------------------- 64-bit offsets
+
+class FallbackLargeOffsets : public FallbackTest {};
+
+// Batch 1 of every tensor starts past 2^31 elements and past 4 GiB: 32-bit index math anywhere on the way
+// reads or writes the wrong place, and the output check or the error against fp64 catches it.
+TEST_P(FallbackLargeOffsets, BatchPastFourGiB) {
+  SCOPED_TRACE(seed_trace());
+  const AttentionShape &sh = GetParam();
+  constexpr int64_t kFourGiB = int64_t(1) << 32;
+  constexpr int64_t kSpan = 1024;  // elements past the boundary, 16-byte granular for both element sizes
+  const int64_t in_stride = (sh.fp8() ? kFourGiB : kFourGiB / 2) + kSpan;  // elements of 1 or 2 bytes
+  const int64_t out_stride = kFourGiB / 2 + kSpan;                         // bf16
+  Case &c = *case_;
+  HostAttention &h = c.host();
+  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
+  ASSERT_EQ(c.upload(in_stride, out_stride), "");
+  ASSERT_EQ(c.run(), "");
+  EXPECT_TRUE(outputs_written(h));
+  const ErrorStats out_err = compare_to_reference(h.out_values(), exact.out);
+  const ErrorStats lse_err = compare_to_reference(h.lse_values(), exact.lse);
+  EXPECT_TRUE(within_rel_rms(out_err, sh.fp8() ? kMaxRelRmsFp8 : kMaxRelRmsBf16));
+  EXPECT_LE(lse_err.max_abs, sh.fp8() ? kMaxLseAbsFp8 : kMaxLseAbsBf16) << lse_err.describe();
+  std::printf("[fallback] %-42s seed %llu  batch stride %lld elements: out rel_rms %.3e  lse max_abs %.2e\n",
+              sh.name().c_str(), (unsigned long long)seed_, (long long)in_stride, out_err.rel_rms, lse_err.max_abs);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FallbackLargeOffsets,
+                         ::testing::Values(shape(ZYFA_DTYPE_BF16, 128, 2, 300, 2, 1, Layout::kBSHD),
+                                           shape(ZYFA_DTYPE_FP8_E4M3, 192, 2, 300, 2, 1, Layout::kBSHD, true)),
+                         case_name);
+
+}  // namespace
+}  // namespace zyfa::test
