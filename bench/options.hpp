@@ -1,0 +1,43 @@
+// zyfa_bench's own command line (Google Benchmark's --benchmark_* flags pass through untouched).
+#ifndef ZYFA_BENCH_OPTIONS_HPP_
+#define ZYFA_BENCH_OPTIONS_HPP_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shapes.hpp"
+#include "timing.hpp"
+
+namespace zyfa::bench {
+
+struct Options {
+  std::string mode = "kernel";  // kernel | sustained | accuracy | dump | dry
+  std::vector<std::string> impls;
+  std::vector<zyfa_dtype> dtypes = {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3};
+  std::vector<std::string> families;
+  std::vector<int64_t> seqlens;  // default: the protocol's (kernel), {16K} (sustained), {4K, 16K} (accuracy)
+  std::vector<Inputs> inputs;    // default: gaussian, or all three kinds for accuracy
+  int repeats = 3;               // kernel mode: the kernel order rotates by one between repeats
+  double idle_s = 5.0;           // before each case with seqlen >= idle_from (the seed's 5 s)
+  int64_t idle_from = 16384;
+  KernelProtocol kernel;
+  SustainedProtocol sustained;
+  int64_t rows_per_head = 64;    // accuracy and dump: query rows per head checked against fp64
+  std::string purpose = "timing";  // dump: the Gaussian std of timing (0.1) or accuracy (1)
+  std::string json;              // where the records go
+  std::string dump_dir;
+  std::vector<std::string> argv;  // the whole command line, for the results file
+};
+
+// Takes zyfa_bench's flags out of argv (leaving argv[0] and Google Benchmark's). Throws
+// std::invalid_argument with a message on a bad flag.
+Options parse_options(int *argc, char **argv);
+std::string usage();
+
+// The cases of a run, ordered shape by shape (inputs generated once serve both dtypes).
+std::vector<Case> expand_cases(const Options &o);
+
+}  // namespace zyfa::bench
+
+#endif  // ZYFA_BENCH_OPTIONS_HPP_

@@ -1,0 +1,41 @@
+// The fp64 oracle on a fixed random subset of query rows. A full fp64 reference at S = 16K and 32 heads
+// costs about 1e12 fp64 operations, minutes on the device's CPU for each of the study's 60 cases; causal
+// attention of one row needs only its own keys, so rows can be computed alone. Every row is computed
+// exactly as zyfa::ref::attention_fp64 computes it (inputs read through ref::input_value, two-pass
+// softmax in fp64); the dry mode checks the two agree on a small problem.
+#ifndef ZYFA_BENCH_SAMPLED_REFERENCE_HPP_
+#define ZYFA_BENCH_SAMPLED_REFERENCE_HPP_
+
+#include <cstdint>
+#include <vector>
+
+#include "host/problem.hpp"
+#include "shapes.hpp"
+
+namespace zyfa::bench {
+
+struct RowId {
+  int64_t b = 0, h = 0, s = 0;  // batch, query head, query position
+};
+
+// `per_head` distinct positions per (batch, head), always including the first and the last row (the
+// shortest and the longest softmax), the rest uniform without replacement from a seeded generator; all
+// rows when per_head >= seqlen. Ordered by (b, h, s).
+std::vector<RowId> sample_rows(const Shape &shape, int64_t per_head, uint64_t seed);
+
+struct SampledReference {
+  std::vector<RowId> rows;
+  std::vector<double> out;  // rows.size() x d_v
+  std::vector<double> lse;  // rows.size(), natural log
+};
+
+// `problem` over host memory. Multi-threaded over (batch, kv head).
+SampledReference reference_rows(const Problem &problem, std::vector<RowId> rows);
+
+// The same rows picked out of a full output (batch, seqlen, nheads, d_v) and LSE (batch, nheads, seqlen).
+void gather_rows(const Shape &shape, const std::vector<RowId> &rows, const std::vector<float> &out,
+                 const std::vector<float> &lse, std::vector<double> *out_rows, std::vector<double> *lse_rows);
+
+}  // namespace zyfa::bench
+
+#endif  // ZYFA_BENCH_SAMPLED_REFERENCE_HPP_

@@ -1,0 +1,58 @@
+#include "timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "cuda_util.hpp"
+
+namespace zyfa::bench {
+
+double time_calls(const Launch &launch, cudaStream_t stream, int calls) {
+  Event start, stop;
+  ZYFA_BENCH_CUDA(cudaEventRecord(start.get(), stream));
+  for (int i = 0; i < calls; ++i) launch();
+  ZYFA_BENCH_CUDA(cudaEventRecord(stop.get(), stream));
+  ZYFA_BENCH_CUDA(cudaEventSynchronize(stop.get()));
+  ZYFA_BENCH_CUDA(cudaGetLastError());
+  float ms = 0.0f;
+  ZYFA_BENCH_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  return double(ms) / calls;
+}
+
+double warm_up(const Launch &launch, cudaStream_t stream, double seconds, int min_calls) {
+  // Doubling batches: a slow kernel is not launched a hundred times just to learn that it is slow.
+  double total_ms = 0.0;
+  int total_calls = 0, batch = 1;
+  while (total_calls < min_calls || total_ms < seconds * 1e3) {
+    total_ms += time_calls(launch, stream, batch) * batch;
+    total_calls += batch;
+    batch = std::min(batch * 2, 64);
+  }
+  return total_ms / total_calls;
+}
+
+int calls_per_repeat(const KernelProtocol &p, double ms_per_call) {
+  const double wanted = std::ceil(p.min_time_s * 1e3 / std::max(ms_per_call, 1e-6));
+  return int(std::clamp(wanted, double(p.min_calls), double(p.max_calls)));
+}
+
+SustainedResult time_sustained(const Launch &launch, cudaStream_t stream, const SustainedProtocol &p) {
+  idle_for(p.idle_s);
+  const double ms = warm_up(launch, stream, p.warmup_s, 1);
+  // One event pair around all timed calls: sized from the warm-up so that they last >= time_s.
+  // 10% spare, so that a clock that rises after the warm-up still leaves >= time_s timed.
+  const int calls = std::max(1, int(std::ceil(1.1 * p.time_s * 1e3 / std::max(ms, 1e-6))));
+  SustainedResult r;
+  r.ms_per_call = time_calls(launch, stream, calls);
+  r.calls = calls;
+  r.timed_s = r.ms_per_call * calls / 1e3;
+  return r;
+}
+
+void idle_for(double seconds) {
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace zyfa::bench

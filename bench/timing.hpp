@@ -1,0 +1,46 @@
+// Device time of back-to-back calls, by CUDA events around many calls: the protocol's kernel mode and
+// its sustained mode (the clock after seconds of load, which the seed shows can differ by kernel).
+#ifndef ZYFA_BENCH_TIMING_HPP_
+#define ZYFA_BENCH_TIMING_HPP_
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+
+namespace zyfa::bench {
+
+using Launch = std::function<void()>;  // enqueues one call on the stream the timer is given
+
+// Milliseconds per call over `calls` back-to-back calls (events recorded around all of them).
+double time_calls(const Launch &launch, cudaStream_t stream, int calls);
+
+// Runs calls for at least `seconds` (and at least `min_calls`), waits for them, and returns the
+// measured milliseconds per call: the warm-up that also sizes the timed runs.
+double warm_up(const Launch &launch, cudaStream_t stream, double seconds, int min_calls);
+
+struct KernelProtocol {
+  double warmup_s = 0.2;     // before the first repeat of each kernel
+  double min_time_s = 0.25;  // timed device time per repeat
+  int min_calls = 10;
+  int max_calls = 100;       // the seed's "mean of 100 calls"
+};
+// Calls per repeat for a kernel that takes `ms_per_call`.
+int calls_per_repeat(const KernelProtocol &p, double ms_per_call);
+
+struct SustainedProtocol {
+  double idle_s = 2.0;    // the GPU idles first, so every kernel starts from the same clock
+  double warmup_s = 1.0;  // back to back, untimed
+  double time_s = 3.0;    // back to back, timed (at least)
+};
+struct SustainedResult {
+  double ms_per_call = 0.0;
+  int calls = 0;
+  double timed_s = 0.0;
+};
+SustainedResult time_sustained(const Launch &launch, cudaStream_t stream, const SustainedProtocol &p);
+
+void idle_for(double seconds);
+
+}  // namespace zyfa::bench
+
+#endif  // ZYFA_BENCH_TIMING_HPP_

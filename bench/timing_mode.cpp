@@ -1,0 +1,167 @@
+// Kernel mode: for each case, every implementation is warmed up, then timed in `repeats` rounds whose
+// kernel order rotates by one each round; the record keeps the median round. Sustained mode: after an
+// idle pause each implementation runs back to back for a warm-up and then for the timed seconds.
+// Google Benchmark drives the runs (manual time = device time per call from CUDA events) and prints them.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "case_context.hpp"
+#include "modes.hpp"
+#include "results.hpp"
+
+namespace zyfa::bench {
+namespace {
+
+struct Slot {  // one (case, impl) across its repeats
+  bool warmed = false;
+  int calls = 0;
+  std::vector<double> ms;
+  std::string error;
+  double sustained_s = 0.0;
+};
+
+class TimingRun {
+ public:
+  explicit TimingRun(const Options &o) : o_(o), cases_(expand_cases(o)) {
+    ZYFA_BENCH_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  }
+  ~TimingRun() { cudaStreamDestroy(stream_); }
+
+  void register_benchmarks() {
+    const bool sustained = o_.mode == "sustained";
+    const int repeats = sustained ? 1 : o_.repeats;
+    const size_t n = o_.impls.size();
+    for (size_t ci = 0; ci < cases_.size(); ++ci) {
+      for (int r = 0; r < repeats; ++r) {
+        // Rotation by repeat (kernel mode) or by case (sustained): no implementation always goes first.
+        const size_t shift = sustained ? ci : size_t(r);
+        for (size_t j = 0; j < n; ++j) {
+          const std::string impl = o_.impls[(j + shift) % n];
+          const std::string name = o_.mode + "/" + cases_[ci].name() + "/" + impl + "/rep" + std::to_string(r);
+          benchmark::RegisterBenchmark(name.c_str(), [this, ci, impl, sustained](benchmark::State &st) {
+            run_one(st, ci, impl, sustained);
+          })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+        }
+      }
+    }
+  }
+
+  std::vector<Record> records() const {
+    std::vector<Record> out;
+    for (size_t ci = 0; ci < cases_.size(); ++ci) {
+      for (const auto &impl : o_.impls) {
+        auto it = slots_.find({ci, impl});
+        if (it == slots_.end()) continue;  // filtered out
+        const Slot &s = it->second;
+        Record r = base_record(impl, cases_[ci], o_.mode);
+        r.set("input_std", double(activation_spec(cases_[ci].inputs, Purpose::kTiming).std));
+        auto info = info_.find({ci, impl});
+        if (info != info_.end()) {
+          r.set("plan", info->second[0]).set("out_dtype", info->second[1]);
+          if (!info->second[2].empty()) r.set("notes", info->second[2]);
+        }
+        if (s.ms.empty()) {
+          r.set_null("tflops").set("error", s.error.empty() ? std::string("not run") : s.error);
+          out.push_back(r);
+          continue;
+        }
+        std::vector<double> sorted = s.ms;
+        std::sort(sorted.begin(), sorted.end());
+        const double median_ms = sorted[sorted.size() / 2];
+        const double flops = cases_[ci].shape.flops();
+        std::vector<double> per_repeat;
+        for (double ms : s.ms) per_repeat.push_back(flops / (ms * 1e-3) / 1e12);
+        r.set("tflops", flops / (median_ms * 1e-3) / 1e12).set("time_ms", median_ms)
+            .set("tflops_repeats", per_repeat).set("calls", s.calls).set("repeats", int(s.ms.size()));
+        if (o_.mode == "sustained") r.set("timed_s", s.sustained_s);
+        if (!s.error.empty()) r.set("error", s.error);
+        out.push_back(r);
+      }
+    }
+    return out;
+  }
+
+ private:
+  CaseContext *context(size_t ci) {
+    if (ctx_index_ != ci) {
+      ctx_.reset();  // one case on the GPU at a time
+      ctx_index_ = ci;
+      const Case &c = cases_[ci];
+      ctx_ = std::make_unique<CaseContext>(c, activations_.get(c.shape, c.inputs, Purpose::kTiming), o_.impls, stream_);
+      for (const auto &impl : o_.impls) {
+        if (Kernel *k = ctx_->kernel(impl)) info_[{ci, impl}] = {k->plan(), k->out_dtype(), k->notes()};
+        else slots_[{ci, impl}].error = ctx_->why_not(impl);
+      }
+      // Idle after the setup (cuDNN's autotuning heats the GPU) and before a long case, as the seed does.
+      if (c.shape.seqlen >= o_.idle_from) idle_for(o_.idle_s);
+    }
+    return ctx_.get();
+  }
+
+  void run_one(benchmark::State &st, size_t ci, const std::string &impl, bool sustained) {
+    Slot &slot = slots_[{ci, impl}];
+    try {
+      CaseContext *ctx = context(ci);
+      Kernel *k = ctx->kernel(impl);
+      if (!k) {
+        st.SkipWithError(("unavailable: " + ctx->why_not(impl)).c_str());
+        return;
+      }
+      const Launch launch = [&] { k->run(stream_); };
+      double ms = 0.0;
+      if (sustained) {
+        const SustainedResult r = time_sustained(launch, stream_, o_.sustained);
+        ms = r.ms_per_call;
+        slot.calls = r.calls;
+        slot.sustained_s = r.timed_s;
+      } else {
+        if (!slot.warmed) {
+          slot.calls = calls_per_repeat(o_.kernel, warm_up(launch, stream_, o_.kernel.warmup_s, 3));
+          slot.warmed = true;
+        }
+        ms = time_calls(launch, stream_, slot.calls);
+      }
+      for (auto _ : st) st.SetIterationTime(ms * 1e-3);
+      slot.ms.push_back(ms);
+      st.counters["TFLOPS"] = cases_[ci].shape.flops() / (ms * 1e-3) / 1e12;
+      st.counters["calls"] = slot.calls;
+    } catch (const std::exception &e) {
+      slot.error = e.what();
+      st.SkipWithError(e.what());
+    }
+  }
+
+  const Options &o_;
+  std::vector<Case> cases_;
+  cudaStream_t stream_ = nullptr;
+  ActivationCache activations_;
+  std::unique_ptr<CaseContext> ctx_;
+  size_t ctx_index_ = size_t(-1);
+  std::map<std::pair<size_t, std::string>, Slot> slots_;
+  std::map<std::pair<size_t, std::string>, std::vector<std::string>> info_;
+};
+
+}  // namespace
+
+int run_timing_mode(const Options &o) {
+  if (!cuda_device_present()) {
+    std::fprintf(stderr, "zyfa_bench: no CUDA device: the %s mode needs a GPU (try --mode=dry)\n", o.mode.c_str());
+    return 2;
+  }
+  TimingRun run(o);
+  run.register_benchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  const std::vector<Record> records = run.records();
+  if (!o.json.empty()) write_records(o.json, o.argv, records);
+  int failures = 0;
+  for (const auto &r : records) failures += r.json().find("\"tflops\": null") != std::string::npos;
+  std::fprintf(stderr, "zyfa_bench: %zu records, %d without a time\n", records.size(), failures);
+  return 0;
+}
+
+}  // namespace zyfa::bench
