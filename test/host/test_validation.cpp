@@ -3,6 +3,7 @@
 // so these run on any machine.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
