@@ -27,6 +27,10 @@ constexpr int kThreads = 256;
 constexpr int kWarpSize = 32;
 constexpr int kWarpsPerBlock = kThreads / kWarpSize;
 constexpr unsigned kFullWarp = 0xffffffffu;
+// A Hopper SM holds 2048 threads; the pass kernels are built to fit that many (at most 32 registers each,
+// which __launch_bounds__ makes ptxas keep), so one wave of resident blocks covers the GPU.
+constexpr int kResidentThreadsPerSm = 2048;
+constexpr int kResidentBlocksPerSm = kResidentThreadsPerSm / kThreads;
 // Elements per thread and step without a rotation: one 16-byte load of BF16, one 8-byte store of codes
 // (the validation guarantees 16-byte aligned rows and dim % 8 == 0).
 constexpr int kPlainVec = 8;
@@ -119,7 +123,7 @@ __global__ void finish_descale_kernel(uint32_t *word) {
 
 // ---- without a rotation: each thread takes kPlainVec elements at a time, grid-stride over the tensor.
 template <Pass kPass>
-__global__ void __launch_bounds__(kThreads) plain_rows_kernel(Rows rows) {
+__global__ void __launch_bounds__(kThreads, kResidentBlocksPerSm) plain_rows_kernel(Rows rows) {
   const int64_t chunks_per_row = rows.dim / kPlainVec;
   const int64_t first = int64_t(blockIdx.x) * kThreads + threadIdx.x;
   const int64_t step = int64_t(gridDim.x) * kThreads;
@@ -146,7 +150,7 @@ __global__ void __launch_bounds__(kThreads) plain_rows_kernel(Rows rows) {
 // stages h < kVec pair elements inside a lane; stages h >= kVec pair lane l with lane l ^ (h / kVec), and
 // the lane holding the lower index of a pair computes the sum, the other the difference.
 template <class Rotation, Pass kPass>
-__global__ void __launch_bounds__(kThreads) rotated_rows_kernel(Rows rows, uint64_t seed) {
+__global__ void __launch_bounds__(kThreads, kResidentBlocksPerSm) rotated_rows_kernel(Rows rows, uint64_t seed) {
   constexpr int kBlocks = Rotation::kBlocks, kBlockDim = Rotation::kBlockDim;
   constexpr int kVec = kBlockDim / kWarpSize;
   static_assert(kVec * kWarpSize == kBlockDim && kVec >= 2, "a block spreads evenly over a warp");
@@ -203,13 +207,12 @@ __global__ void __launch_bounds__(kThreads) rotated_rows_kernel(Rows rows, uint6
 // ---- launching
 
 // A grid that fills the GPU once (the kernels loop over their work) but no larger than the work.
-template <class... Params>
-cudaError_t persistent_grid(void (*kernel)(Params...), int64_t blocks_of_work, int *grid) {
-  int device = 0, sms = 0, blocks_per_sm = 0;
+cudaError_t persistent_grid(int64_t blocks_of_work, int *grid) {
+  int device = 0, sms = 0;
   if (cudaError_t e = cudaGetDevice(&device)) return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) return e;
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kThreads, 0)) return e;
-  *grid = int(std::max<int64_t>(1, std::min<int64_t>(blocks_of_work, int64_t(sms) * blocks_per_sm)));
+  const int64_t resident_blocks = int64_t(sms) * kResidentBlocksPerSm;
+  *grid = int(std::max<int64_t>(1, std::min(blocks_of_work, resident_blocks)));
   return cudaSuccess;
 }
 
@@ -227,9 +230,8 @@ template <class... Params, class... Args>
 cudaError_t run_passes(void (*amax_pass)(Params...), void (*quantize_pass)(Params...), int64_t blocks_of_work,
                        uint32_t *amax_word, cudaStream_t stream, Args... args) {
   int grid = 0;
-  if (cudaError_t e = persistent_grid(amax_pass, blocks_of_work, &grid)) return e;
+  if (cudaError_t e = persistent_grid(blocks_of_work, &grid)) return e;
   if (cudaError_t e = launch(amax_pass, grid, kThreads, stream, args...)) return e;
-  if (cudaError_t e = persistent_grid(quantize_pass, blocks_of_work, &grid)) return e;
   if (cudaError_t e = launch(quantize_pass, grid, kThreads, stream, args...)) return e;
   return launch(finish_descale_kernel, 1, 1, stream, amax_word);
 }

@@ -8,12 +8,12 @@
 #include <cstring>
 #include <functional>
 #include <ostream>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/numerics.h"
 #include "kernels/rotation.h"
+#include "support/quantize_case.hpp"
 #include "zyfa/zyfa.h"
 
 namespace {
@@ -23,11 +23,13 @@ namespace num = zyfa::numerics;
 
 static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= 16, "std::vector storage must meet the 16-byte alignment rule");
 
-constexpr double kFp32Unit = 0x1p-24;  // unit roundoff of fp32
-constexpr uint8_t kCodePoison = 0x7f;  // e4m3 NaN: never the code of a finite input
-constexpr float kDescalePoison = -3.0f;
+using zyfa::test::fresh_seed;
+using zyfa::test::kCodePoison;
+using zyfa::test::kDescalePoison;
+using zyfa::test::QuantizeCase;
+using zyfa::test::random_bf16;
 
-uint64_t fresh_seed() { return (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}(); }
+constexpr double kFp32Unit = 0x1p-24;  // unit roundoff of fp32
 
 // ---------------------------------------------------------------- fp64 definitions
 
@@ -92,60 +94,12 @@ uint8_t nearest_e4m3_fp64(double v) {
   return uint8_t(sign | best);
 }
 
-// ---------------------------------------------------------------- random inputs
-
-// n BF16 values: Gaussian with std `scale`, and a few outliers 30x larger (what the rotation is for).
-std::vector<uint16_t> random_bf16(size_t n, float scale, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::bernoulli_distribution outlier(0.01);
-  std::vector<uint16_t> v(n);
-  for (auto &x : v) x = num::bf16_bits(normal(gen) * (outlier(gen) ? 30.0f : 1.0f));
-  return v;
+// What the quantizer sees: the rows widened to fp32, rotated by rotation.h when asked.
+std::vector<float> quantizer_input(const QuantizeCase &c) {
+  auto y = c.rows_fp32();
+  if (c.rotation == ZYFA_ROTATION_HADAMARD) rotate_fp32(int(c.dim), c.rotation_seed, y);
+  return y;
 }
-
-// A quantization problem on host memory: src rows row_stride apart (gaps filled with NaN, which must
-// never be read), poisoned outputs.
-struct HostQuantize {
-  int64_t n_rows, dim, row_stride;
-  zyfa_rotation rotation;
-  uint64_t rotation_seed;
-  std::vector<uint16_t> src;
-  std::vector<uint8_t> dst;
-  float descale = kDescalePoison;
-
-  HostQuantize(int64_t rows, int64_t d, int64_t stride, zyfa_rotation r, float scale, uint64_t seed)
-      : n_rows(rows), dim(d), row_stride(stride), rotation(r), rotation_seed(seed ^ 0x5eed),
-        src(size_t(rows * stride), num::bf16_bits(NAN)), dst(size_t(rows * d), kCodePoison) {
-    const auto values = random_bf16(size_t(rows * d), scale, seed);
-    for (int64_t i = 0; i < rows; ++i) std::memcpy(&src[size_t(i * stride)], &values[size_t(i * d)], size_t(d) * 2);
-  }
-  zyfa_quantize_desc desc() {
-    zyfa_quantize_desc d = ZYFA_QUANTIZE_DESC_INIT;
-    d.src = src.data();
-    d.dst = dst.data();
-    d.descale = &descale;
-    d.n_rows = n_rows;
-    d.dim = dim;
-    d.row_stride = row_stride == dim ? 0 : row_stride;
-    d.rotation = rotation;
-    d.rotation_seed = rotation_seed;
-    return d;
-  }
-  // The rows as fp32 (BF16 widened), contiguous.
-  std::vector<float> rows_fp32() const {
-    std::vector<float> x(size_t(n_rows * dim));
-    for (int64_t i = 0; i < n_rows; ++i)
-      for (int64_t j = 0; j < dim; ++j) x[size_t(i * dim + j)] = num::bf16_value(src[size_t(i * row_stride + j)]);
-    return x;
-  }
-  // What the quantizer sees: the rows, rotated by rotation.h when asked.
-  std::vector<float> quantizer_input() const {
-    auto y = rows_fp32();
-    if (rotation == ZYFA_ROTATION_HADAMARD) rotate_fp32(int(dim), rotation_seed, y);
-    return y;
-  }
-};
 
 // Every code and the descale equal the fp64 oracle's for the values y that the quantizer saw.
 void expect_quantized_like_fp64(const std::vector<float> &y, const std::vector<uint8_t> &dst, float descale) {
@@ -287,11 +241,11 @@ TEST_P(HostTwin, CodesAndDescaleMatchFp64) {
   const TwinCase c = GetParam();
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  HostQuantize h(77, c.dim, c.row_stride, c.rotation, c.scale, seed);
+  QuantizeCase h(77, c.dim, c.row_stride, c.rotation, c.scale, seed);
   const zyfa_quantize_desc desc = h.desc();
   ASSERT_EQ(zyfa_quantize_fp8_host(&desc), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
   EXPECT_STREQ(zyfa_last_error(), "");
-  const auto y = h.quantizer_input();
+  const auto y = quantizer_input(h);
   expect_quantized_like_fp64(y, h.dst, h.descale);
   EXPECT_LE(double(*std::max_element(y.begin(), y.end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); })) /
                 h.descale, 448.0);
@@ -331,7 +285,7 @@ TEST(HostTwinDescale, PowerOfTwoCoveringAmax) {
   for (int k = -20; k <= 20; ++k) amaxes.push_back(std::ldexp(448.0f, k));
   for (const float target : amaxes) {
     const float amax = num::round_bf16(target);
-    HostQuantize h(2, 16, 16, ZYFA_ROTATION_NONE, 0.0f, 1);
+    QuantizeCase h(2, 16, 16, ZYFA_ROTATION_NONE, 0.0f, 1);
     for (auto &b : h.src) b = num::bf16_bits(num::round_bf16(amax * 0.3f));
     h.src[5] = num::bf16_bits(-amax);
     const zyfa_quantize_desc desc = h.desc();
@@ -349,7 +303,7 @@ TEST(HostTwinDescale, PowerOfTwoCoveringAmax) {
 }
 
 TEST(HostTwinDescale, ZeroTensorHasDescaleOne) {
-  HostQuantize h(3, 128, 128, ZYFA_ROTATION_HADAMARD, 0.0f, 1);
+  QuantizeCase h(3, 128, 128, ZYFA_ROTATION_HADAMARD, 0.0f, 1);
   const zyfa_quantize_desc desc = h.desc();
   ASSERT_EQ(zyfa_quantize_fp8_host(&desc), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
   EXPECT_EQ(h.descale, 1.0f);
@@ -360,7 +314,7 @@ TEST(HostTwinDescale, ZeroTensorHasDescaleOne) {
 TEST(HostTwinDescale, NonFiniteInputGivesNanEverywhere) {
   for (const float bad : {INFINITY, -INFINITY, NAN}) {
     for (const zyfa_rotation r : {ZYFA_ROTATION_NONE, ZYFA_ROTATION_HADAMARD}) {
-      HostQuantize h(4, 192, 192, r, 1.0f, 9);
+      QuantizeCase h(4, 192, 192, r, 1.0f, 9);
       h.src[300] = num::bf16_bits(bad);
       const zyfa_quantize_desc desc = h.desc();
       ASSERT_EQ(zyfa_quantize_fp8_host(&desc), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
@@ -380,7 +334,7 @@ struct BadCase {
 };
 
 TEST(QuantizeValidation, EachFailureHasItsStatusAndWritesNothing) {
-  HostQuantize h(4, 128, 136, ZYFA_ROTATION_NONE, 1.0f, 3);
+  QuantizeCase h(4, 128, 136, ZYFA_ROTATION_NONE, 1.0f, 3);
   const auto base = h.desc();
   const auto *src_bytes = static_cast<const char *>(base.src);
   const std::vector<BadCase> cases = {
