@@ -2,10 +2,16 @@
 torch.compile, and in CUDA graph capture and replay, each bitwise equal to eager calls. They skip
 without torch or a CUDA device; tools/device/run_python_tests.sh runs them on the H200."""
 import math
+import os
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="torch is not installed: the device tests need PyTorch")
+# tools/device/run_python_tests.sh sets it: on the device a missing torch or GPU is a failure, not a skip.
+if os.environ.get("ZYFA_REQUIRE_DEVICE") == "1":
+    import torch
+    assert torch.cuda.is_available(), "ZYFA_REQUIRE_DEVICE=1 but torch sees no CUDA device"
+else:
+    torch = pytest.importorskip("torch", reason="torch is not installed: the device tests need PyTorch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the device tests need a GPU")
 
 import zyfa  # noqa: E402
