@@ -1,0 +1,192 @@
+// The GPU kernels' recurrence (src/kernels/numerics.h) on the host. One work unit is one (batch, head,
+// query tile); every query row runs the recurrence over key blocks of numerics::kKeyBlock keys itself,
+// so the only freedom left is the order of fp32 sums, which is fixed here (see README).
+#include "ref/cpu_backend.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/numerics.h"
+#include "ref/parallel_for.hpp"
+
+namespace zyfa::ref {
+namespace {
+
+namespace nx = numerics;
+
+// The value of every e4m3 code: the backend reads FP8 inputs and P codes through it.
+struct E4m3Table {
+  float value[256];
+  E4m3Table() {
+    for (int c = 0; c < 256; ++c) value[c] = nx::e4m3_value(uint8_t(c));
+  }
+};
+const E4m3Table &e4m3_table() {
+  static const E4m3Table table;
+  return table;
+}
+
+// Raw input element as fp32: the BF16 value or the FP8 code's value, without its descale (the kernels
+// multiply raw codes and fold the descales into c and into the final scaling).
+float raw_input(const Problem &p, const TensorRef &t, int64_t b, int64_t s, int64_t h, int64_t d) {
+  const int64_t at = t.offset(b, s, h) + d;
+  if (p.fp8()) return e4m3_table().value[static_cast<const uint8_t *>(t.ptr)[at]];
+  return nx::bf16_value(static_cast<const uint16_t *>(t.ptr)[at]);
+}
+
+// What stays fixed for one (batch, kv head): the scale c of numerics.h and the recurrence's choices.
+struct HeadConstants {
+  float c;          // base-2 score scale: softmax_scale * log2(e) [* q_descale * k_descale]
+  float tau;        // lazy rescale threshold
+  float v_descale;  // FP8 only
+  bool fp8;
+  bool lean_p;
+};
+
+HeadConstants head_constants(const Problem &p, int64_t b, int64_t hk) {
+  HeadConstants k;
+  k.fp8 = p.fp8();
+  k.lean_p = k.fp8 && nx::uses_lean_p(int(p.d_qk));
+  k.tau = nx::lazy_rescale_threshold(k.fp8, int(p.d_qk));
+  k.c = p.softmax_scale * nx::kLog2e;
+  if (k.fp8) {
+    k.c = k.c * p.q_descale.host_value(b, hk);
+    k.c = k.c * p.k_descale.host_value(b, hk);
+  }
+  k.v_descale = k.fp8 ? p.v_descale.host_value(b, hk) : 1.0f;
+  return k;
+}
+
+// Per-worker buffers, sized once for the whole problem.
+struct Scratch {
+  std::vector<float> k, v;  // keys 0..n of one (batch, kv head), raw, rows of d_qk and d_v
+  std::vector<float> q;     // one query row, raw
+  std::vector<float> scores, o, acc;
+  explicit Scratch(const Problem &p)
+      : k(size_t(p.seqlen * p.d_qk)), v(size_t(p.seqlen * p.d_v)), q(size_t(p.d_qk)),
+        scores(size_t(nx::kKeyBlock)), o(size_t(p.d_v)), acc(size_t(p.d_v)) {}
+};
+
+// fp32 dot product of raw inputs. Products are exact (BF16 and e4m3 mantissas fit in fp32); eight
+// partial sums in a fixed order keep the add chain short, as a tensor core's adder tree does.
+float dot(const float *a, const float *b, int64_t n) {
+  constexpr int kLanes = 8;
+  float part[kLanes] = {};
+  int64_t d = 0;
+  for (; d + kLanes <= n; d += kLanes)
+    for (int l = 0; l < kLanes; ++l) part[l] += a[d + l] * b[d + l];
+  for (; d < n; ++d) part[0] += a[d] * b[d];
+  return ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+}
+
+// The running state of one query row.
+struct Row {
+  float m = -INFINITY;  // reference max, base 2
+  float l = 0.0f;       // denominator in units of 2^m
+  float *o;             // unnormalized output, d_v values
+};
+
+void add_scaled(float *dst, const float *v_row, float p, int64_t n) {
+  for (int64_t d = 0; d < n; ++d) dst[d] += p * v_row[d];
+}
+
+void lazy_rescale(Row &row, float bmax, const HeadConstants &k, int64_t d_v) {
+  if (!(row.m == -INFINITY || bmax > row.m + k.tau)) return;
+  const float m_new = k.fp8 ? nx::fp8_reference_max(bmax) : bmax;
+  const float alpha = std::exp2(row.m - m_new);
+  for (int64_t d = 0; d < d_v; ++d) row.o[d] *= alpha;
+  row.l *= alpha;
+  row.m = m_new;
+}
+
+// BF16: P rounded to bf16, the denominator summed from the same rounded values.
+void block_bf16(Row &row, const float *scores, int64_t n, const float *v, const HeadConstants &k,
+                int64_t d_v) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float p = nx::round_bf16(std::exp2(std::fma(scores[j], k.c, -row.m)));
+    if (p == 0.0f) continue;
+    row.l += p;
+    add_scaled(row.o, v + j * d_v, p, d_v);
+  }
+}
+
+// FP8: P as e4m3 codes scaled up by 2^shift, PV into a fresh accumulator, folded in with 2^-shift.
+void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float *v,
+               const HeadConstants &k, int64_t d_v, float *acc) {
+  const float *code_value = e4m3_table().value;
+  const int shift = nx::fp8_block_shift(row.m, bmax);
+  const float c8 = k.c * float(nx::kE4m3CodesPerBinade);
+  const float offset = float(nx::kE4m3CodeOfOne + nx::kE4m3CodesPerBinade * shift) -
+                       float(nx::kE4m3CodesPerBinade) * row.m;
+  const float exp_offset = float(shift) - row.m;
+  std::fill(acc, acc + d_v, 0.0f);
+  float rs = 0.0f;
+  for (int64_t j = 0; j < n; ++j) {
+    // A lean code never exceeds kE4m3CodeOfOne: the block max sits at most 1 binade above 2^-shift.
+    const float p = k.lean_p ? code_value[nx::lean_p_code_host(scores[j], c8, offset)]
+                             : code_value[nx::e4m3_code(std::exp2(std::fma(scores[j], k.c, exp_offset)))];
+    if (p == 0.0f) continue;
+    rs += p;
+    add_scaled(acc, v + j * d_v, p, d_v);
+  }
+  const float unscale = std::ldexp(1.0f, -shift);
+  for (int64_t d = 0; d < d_v; ++d) row.o[d] += unscale * acc[d];
+  row.l += unscale * rs;
+}
+
+void load_kv(const Problem &p, int64_t b, int64_t hk, int64_t n_keys, Scratch &s) {
+  for (int64_t j = 0; j < n_keys; ++j) {
+    for (int64_t d = 0; d < p.d_qk; ++d) s.k[size_t(j * p.d_qk + d)] = raw_input(p, p.k, b, j, hk, d);
+    for (int64_t d = 0; d < p.d_v; ++d) s.v[size_t(j * p.d_v + d)] = raw_input(p, p.v, b, j, hk, d);
+  }
+}
+
+// One query row i against key blocks 0..i/kKeyBlock; writes its output and LSE.
+void attend_row(const Problem &p, const HeadConstants &k, int64_t b, int64_t h, int64_t i, Scratch &s) {
+  for (int64_t d = 0; d < p.d_qk; ++d) s.q[size_t(d)] = raw_input(p, p.q, b, i, h, d);
+  std::fill(s.o.begin(), s.o.end(), 0.0f);
+  Row row;
+  row.o = s.o.data();
+  for (int64_t j0 = 0; j0 <= i; j0 += nx::kKeyBlock) {
+    const int64_t n = std::min<int64_t>(nx::kKeyBlock, i + 1 - j0);
+    float smax = -INFINITY;
+    for (int64_t j = 0; j < n; ++j) {
+      s.scores[size_t(j)] = dot(s.q.data(), &s.k[size_t((j0 + j) * p.d_qk)], p.d_qk);
+      smax = std::max(smax, s.scores[size_t(j)]);
+    }
+    const float bmax = k.c * smax;
+    lazy_rescale(row, bmax, k, p.d_v);
+    const float *v = &s.v[size_t(j0 * p.d_v)];
+    if (k.fp8) block_fp8(row, bmax, s.scores.data(), n, v, k, p.d_v, s.acc.data());
+    else block_bf16(row, s.scores.data(), n, v, k, p.d_v);
+  }
+  uint16_t *out = static_cast<uint16_t *>(p.out_ptr()) + p.out.offset(b, i, h);
+  for (int64_t d = 0; d < p.d_v; ++d) {
+    float value = row.o[d] / row.l;
+    if (k.fp8) value = value * k.v_descale;
+    out[d] = nx::bf16_bits(value);
+  }
+  if (p.lse) p.lse[(b * p.nheads + h) * p.seqlen + i] = (row.m + std::log2(row.l)) * nx::kLn2;
+}
+
+}  // namespace
+
+void attention_cpu_backend(const Problem &p) {
+  const int64_t tiles = (p.seqlen + nx::kQueryTile - 1) / nx::kQueryTile;
+  const int64_t heads = p.batch * p.nheads;
+  const int64_t units = heads * tiles;
+  std::vector<Scratch> scratch(size_t(worker_count(units)), Scratch(p));
+  parallel_for(units, [&](int w, int64_t unit) {
+    // The last tiles (the longest rows) go first, so the workers finish together.
+    const int64_t tile = tiles - 1 - unit / heads;
+    const int64_t b = (unit % heads) / p.nheads, h = (unit % heads) % p.nheads, hk = h / p.group();
+    const int64_t row0 = tile * nx::kQueryTile, row1 = std::min(row0 + nx::kQueryTile, p.seqlen);
+    Scratch &s = scratch[size_t(w)];
+    load_kv(p, b, hk, row1, s);
+    const HeadConstants k = head_constants(p, b, hk);
+    for (int64_t i = row0; i < row1; ++i) attend_row(p, k, b, h, i, s);
+  });
+}
+
+}  // namespace zyfa::ref

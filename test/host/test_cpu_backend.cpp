@@ -1,0 +1,165 @@
+// The CPU backend (the GPU kernels' recurrence on the host) against the fp64 oracle on fresh Gaussian
+// std-1 inputs, over head dims, head ratios, layouts and sequence lengths that cross key-block edges.
+// Every case poisons its outputs first and checks that each element was written and no gap was touched.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "kernels/numerics.h"
+#include "ref/cpu_backend.hpp"
+#include "ref/reference.hpp"
+#include "support/support.hpp"
+
+namespace zyfa::test {
+namespace {
+
+// Relative RMS error against fp64 on the same quantized inputs. BF16 and FP8 exact P (d_qk = 192) get the
+// acceptance limits of issue 2. Lean P (FP8, d = 128, numerics.h) measures 2.5e-2 at S = 128 rising to
+// 3.1e-2 at S = 4K on these inputs: its codes span 7 binades (code 0 at 2^-7 of the block's scale, codes
+// 1..7 read as e4m3 subnormals), so keys far below their block's max vanish. The lean limit is that
+// measurement with a margin, until numerics.h changes the recurrence (issue 5 decides).
+constexpr double kMaxRelRmsBf16 = 3e-3;
+constexpr double kMaxRelRmsFp8ExactP = 2.5e-2;
+constexpr double kMaxRelRmsFp8LeanP = 3.5e-2;
+// LSE error (nats). BF16 P is within 2^-9 of exp2, so ln(1 + 2^-9) = 1.95e-3 bounds the sum's error; an
+// e4m3 P within 2^-4 gives ln(1 + 2^-4) = 0.061. Lean P has no such bound (dropped keys): measured 0.13.
+constexpr double kMaxLseErrBf16 = 2.5e-3;
+constexpr double kMaxLseErrFp8ExactP = 0.065;
+constexpr double kMaxLseErrFp8LeanP = 0.15;
+constexpr uint64_t kSeed = 20261129;
+
+bool lean_p(const AttentionShape &s) { return s.fp8() && numerics::uses_lean_p(int(s.d_qk)); }
+double max_rel_rms(const AttentionShape &s) {
+  return !s.fp8() ? kMaxRelRmsBf16 : lean_p(s) ? kMaxRelRmsFp8LeanP : kMaxRelRmsFp8ExactP;
+}
+double max_lse_err(const AttentionShape &s) {
+  return !s.fp8() ? kMaxLseErrBf16 : lean_p(s) ? kMaxLseErrFp8LeanP : kMaxLseErrFp8ExactP;
+}
+
+AttentionShape make_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
+                          int64_t nheads_k, Layout layout) {
+  AttentionShape s;
+  s.dtype = dtype;
+  s.d_qk = d_qk;
+  s.d_v = 128;
+  s.batch = batch;
+  s.seqlen = seqlen;
+  s.nheads = nheads;
+  s.nheads_k = nheads_k;
+  s.layout = layout;
+  return s;
+}
+
+std::vector<AttentionShape> backend_cases() {
+  std::vector<AttentionShape> cases;
+  for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    for (int64_t d_qk : {128, 192}) {
+      // Lengths around the key block: one key, a partial block, exactly one, one past, many blocks.
+      for (int64_t seqlen : {1, 7, 128, 129}) cases.push_back(make_shape(dtype, d_qk, 1, seqlen, 16, 2, Layout::kBSHD));
+      cases.push_back(make_shape(dtype, d_qk, 2, 1000, 8, 1, Layout::kBSHD));
+      // Layouts with GQA 8:1 and MQA.
+      for (Layout layout : {Layout::kBHSD, Layout::kStrided}) {
+        cases.push_back(make_shape(dtype, d_qk, 1, 129, 16, 2, layout));
+        cases.push_back(make_shape(dtype, d_qk, 2, 129, 4, 1, layout));
+      }
+      cases.push_back(make_shape(dtype, d_qk, 1, 300, 2, 2, Layout::kBSHD));  // MHA
+    }
+  }
+  AttentionShape per_head = make_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 129, 8, 2, Layout::kStrided);
+  per_head.per_head_descale = true;
+  cases.push_back(per_head);
+  per_head.d_qk = 192;
+  cases.push_back(per_head);
+  AttentionShape no_lse = make_shape(ZYFA_DTYPE_BF16, 128, 1, 65, 4, 4, Layout::kBSHD);
+  no_lse.with_lse = false;
+  cases.push_back(no_lse);
+  return cases;
+}
+
+class CpuBackend : public ::testing::TestWithParam<AttentionShape> {};
+
+TEST_P(CpuBackend, MatchesFp64OnGaussianInputs) {
+  const AttentionShape shape = GetParam();
+  HostAttention h(shape);
+  ActivationSpec gaussian;
+  gaussian.std = 1.0f;
+  h.set_inputs(generate_activations(shape.qkv(), gaussian, kSeed));
+  h.poison_outputs();
+  const Problem p = h.problem();
+  ref::attention_cpu_backend(p);
+  ASSERT_TRUE(outputs_written(h));
+
+  const ref::ReferenceResult expected = ref::attention_fp64(p);
+  const ErrorStats out_err = compare_to_reference(h.out_values(), expected.out);
+  std::printf("[ measured ] %s out %s", shape.name().c_str(), out_err.describe().c_str());
+  if (shape.with_lse) {
+    const ErrorStats lse_err = compare_to_reference(h.lse_values(), expected.lse);
+    std::printf(", lse max_abs %.3e", lse_err.max_abs);
+    EXPECT_EQ(lse_err.nonfinite, 0);
+    EXPECT_LE(lse_err.max_abs, max_lse_err(shape));
+  }
+  std::printf("\n");
+  EXPECT_TRUE(within_rel_rms(out_err, max_rel_rms(shape)));
+}
+
+// V = all ones: the numerator and the denominator sum the same rounded P, so every output is exactly 1.
+TEST_P(CpuBackend, RowsOfOnesAverageToExactlyOne) {
+  const AttentionShape shape = GetParam();
+  HostAttention h(shape);
+  ActivationSpec gaussian;
+  Activations a = generate_activations(shape.qkv(), gaussian, kSeed + 1);
+  std::fill(a.v.begin(), a.v.end(), 1.0f);
+  h.set_inputs(a);
+  h.poison_outputs();
+  ref::attention_cpu_backend(h.problem());
+  ASSERT_TRUE(outputs_written(h));
+  int64_t not_one = 0;
+  for (double x : h.out_values()) not_one += x != 1.0;
+  EXPECT_EQ(not_one, 0) << "outputs that differ from 1";
+}
+
+std::string case_name(const ::testing::TestParamInfo<AttentionShape> &info) { return info.param.name(); }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CpuBackend, ::testing::ValuesIn(backend_cases()), case_name);
+
+// Two runs give the same bits: no reduction depends on thread timing.
+TEST(CpuBackendDeterminism, BitwiseIdenticalRuns) {
+  for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    HostAttention h(make_shape(dtype, 128, 2, 300, 4, 2, Layout::kBSHD));
+    h.set_inputs(generate_activations(h.shape().qkv(), ActivationSpec(), kSeed + 2));
+    ref::attention_cpu_backend(h.problem());
+    const std::vector<uint8_t> first(static_cast<const uint8_t *>(h.out.data()),
+                                     static_cast<const uint8_t *>(h.out.data()) + h.out.size_bytes());
+    const std::vector<float> first_lse = h.lse;
+    h.poison_outputs();
+    ref::attention_cpu_backend(h.problem());
+    EXPECT_EQ(std::memcmp(first.data(), h.out.data(), first.size()), 0) << h.shape().name();
+    EXPECT_EQ(std::memcmp(first_lse.data(), h.lse.data(), first_lse.size() * sizeof(float)), 0) << h.shape().name();
+  }
+}
+
+// An explicit softmax scale reaches the recurrence; the larger one sharpens rows past the lazy threshold.
+// FP8 runs at d_qk = 192 (exact P): sharp rows are where lean P drops keys, which the shapes above measure.
+TEST(CpuBackendScale, ExplicitSoftmaxScale) {
+  for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    for (float scale : {0.02f, 0.3f}) {
+      AttentionShape shape = make_shape(dtype, dtype == ZYFA_DTYPE_BF16 ? 128 : 192, 1, 260, 2, 1, Layout::kBSHD);
+      shape.softmax_scale = scale;
+      HostAttention h(shape);
+      h.set_inputs(generate_activations(shape.qkv(), ActivationSpec(), kSeed + 3));
+      h.poison_outputs();
+      const Problem p = h.problem();
+      ref::attention_cpu_backend(p);
+      ASSERT_TRUE(outputs_written(h));
+      const ref::ReferenceResult expected = ref::attention_fp64(p);
+      const ErrorStats e = compare_to_reference(h.out_values(), expected.out);
+      std::printf("[ measured ] %s scale %g out %s\n", shape.name().c_str(), double(scale), e.describe().c_str());
+      EXPECT_TRUE(within_rel_rms(e, max_rel_rms(shape))) << "scale " << scale;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zyfa::test

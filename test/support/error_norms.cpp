@@ -1,0 +1,41 @@
+#include "support/error_norms.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace zyfa::test {
+
+std::string ErrorStats::describe() const {
+  char text[160];
+  std::snprintf(text, sizeof text, "rel_rms %.3e max_abs %.3e over %lld values (%lld non-finite)", rel_rms,
+                max_abs, (long long)count, (long long)nonfinite);
+  return text;
+}
+
+ErrorStats compare_to_reference(const std::vector<double> &actual, const std::vector<double> &expected) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  ErrorStats e;
+  if (actual.size() != expected.size()) {
+    e.count = -1;
+    e.rel_rms = e.max_abs = kInf;
+    return e;
+  }
+  double err2 = 0, ref2 = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (!std::isfinite(actual[i])) {
+      ++e.nonfinite;
+      continue;
+    }
+    const double d = actual[i] - expected[i];
+    err2 += d * d;
+    ref2 += expected[i] * expected[i];
+    e.max_abs = std::max(e.max_abs, std::fabs(d));
+  }
+  e.count = int64_t(actual.size());
+  e.rel_rms = e.nonfinite ? kInf : ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  return e;
+}
+
+}  // namespace zyfa::test

@@ -1,0 +1,67 @@
+// Device-side test helpers: the skip guard, and device copies of a HostAttention. No CUDA types leak into
+// this header; failures come back as messages that name the step and the CUDA error ("" = success).
+#ifndef ZYFA_TEST_SUPPORT_GPU_HPP_
+#define ZYFA_TEST_SUPPORT_GPU_HPP_
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <string>
+
+#include "support/host_attention.hpp"
+#include "zyfa/zyfa.h"
+
+namespace zyfa::test {
+
+// "" when device 0 is a Hopper GPU (compute capability 9.x); otherwise why the GPU tests cannot run.
+std::string gpu_unavailable_reason();
+
+// In a GPU test, first line: reports the test skipped, with the reason, where there is no Hopper GPU.
+#define ZYFA_SKIP_WITHOUT_GPU()                                                  \
+  do {                                                                           \
+    const std::string zyfa_gpu_reason = ::zyfa::test::gpu_unavailable_reason();  \
+    if (!zyfa_gpu_reason.empty()) GTEST_SKIP() << zyfa_gpu_reason;               \
+  } while (0)
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  DeviceBuffer(DeviceBuffer &&other) noexcept;
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
+
+  std::string allocate(size_t bytes);
+  // allocate(bytes) and copy `bytes` bytes from host memory.
+  std::string upload(const void *host, size_t bytes);
+  // Copies the first `bytes` bytes back (synchronous: waits for the device).
+  std::string download(void *host, size_t bytes) const;
+  void *get() const { return ptr_; }
+  size_t size() const { return bytes_; }
+
+ private:
+  void *ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Device copies of every buffer of a HostAttention (outputs with their poison), and a descriptor over them.
+class DeviceAttention {
+ public:
+  explicit DeviceAttention(HostAttention &host);
+  // "" when every allocation and upload succeeded.
+  const std::string &status() const { return status_; }
+  // host.desc() with device pointers; per-head descales point at device copies.
+  zyfa_attn_desc desc() const;
+  // Copies out and lse back into the HostAttention, for its checks.
+  std::string download_outputs();
+
+ private:
+  HostAttention &host_;
+  DeviceBuffer q_, k_, v_, out_, lse_, q_descale_, k_descale_, v_descale_;
+  std::string status_;
+};
+
+}  // namespace zyfa::test
+
+#endif  // ZYFA_TEST_SUPPORT_GPU_HPP_
