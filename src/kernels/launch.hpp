@@ -24,6 +24,12 @@ int launch_fallback_attention(const Problem &problem, const Schedule &schedule, 
 // CTAs per SM the fallback kernel is built for (the plan sizes the grid with it).
 int fallback_ctas_per_sm();
 
+// The BF16 Hopper kernel (wgmma, TMA, warp specialization): BF16 inputs, d_qk 128 or 192 with d_v 128,
+// tensors TMA can map (16-byte granular strides below 2^40 bytes). `supports` says whether it takes a problem.
+bool bf16_attention_supports(const Problem &problem);
+int bf16_attention_ctas_per_sm();
+int launch_bf16_attention(const Problem &problem, const Schedule &schedule, void *stream);
+
 // zyfa_quantize_fp8 on the GPU: validated arguments (row_stride resolved), device pointers. Needs no
 // scratch: the amax is reduced into *desc.descale, then turned into the descale in place, in stream order.
 int launch_quantize_fp8(const zyfa_quantize_desc &desc, int64_t row_stride, void *stream);

@@ -1,0 +1,84 @@
+// Launcher of the BF16 Hopper kernel (bf16_attention.cuh): which problems it takes, the tensor maps built
+// per call from the Problem's strides, and the persistent launch over the plan's job table. No host sync
+// and no allocation, so a call can be captured in a CUDA graph once the plan exists.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/bf16_attention.cuh"
+#include "kernels/hopper/tensor_map.cuh"
+#include "kernels/launch.hpp"
+
+namespace zyfa::kernels {
+namespace {
+
+template <int kHeadDimQK>
+__global__ void __launch_bounds__(bf16::kThreads, 1) bf16_attention_kernel(const __grid_constant__ bf16::Params params) {
+  extern __shared__ unsigned char smem[];
+  bf16::Kernel<bf16::TileShape<kHeadDimQK>>::run(params, smem);
+}
+
+template <int kHeadDimQK>
+int launch(const Problem &problem, const Schedule &schedule, cudaStream_t stream) {
+  using Shape = bf16::TileShape<kHeadDimQK>;
+  constexpr uint32_t kBoxCols = Shape::kColumnBlock;
+  bf16::Params params{};
+  const int64_t b = problem.batch, s = problem.seqlen;
+  if (int e = hopper::encode_bf16_head_map(&params.q_map, problem.q, b, s, problem.nheads, Shape::kHeadDimQK,
+                                           kBoxCols, Shape::kQueryRows))
+    return e;
+  if (int e = hopper::encode_bf16_head_map(&params.k_map, problem.k, b, s, problem.nheads_k, Shape::kHeadDimQK,
+                                           kBoxCols, Shape::kKeyRows))
+    return e;
+  if (int e = hopper::encode_bf16_head_map(&params.v_map, problem.v, b, s, problem.nheads_k, Shape::kHeadDimV,
+                                           kBoxCols, Shape::kKeyRows))
+    return e;
+  params.jobs = schedule.jobs;
+  params.n_jobs = schedule.n_jobs;
+  params.seqlen = int32_t(s);
+  params.nheads = int32_t(problem.nheads);
+  params.group = int32_t(problem.group());
+  params.score_scale = problem.softmax_scale * numerics::kLog2e;  // c, rounded as numerics.h rounds it
+  params.out = static_cast<__nv_bfloat16 *>(problem.out_ptr());
+  params.out_batch_stride = problem.out.batch_stride;
+  params.out_seq_stride = problem.out.seq_stride;
+  params.out_head_stride = problem.out.head_stride;
+  params.lse = problem.lse;
+
+  constexpr int kSmemBytes = bf16::shared_bytes<Shape>();
+  const auto kernel = bf16_attention_kernel<kHeadDimQK>;
+  // Per call, not once: the attribute belongs to the current device, and it costs a host call only.
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes))
+    return e;
+  kernel<<<schedule.grid, bf16::kThreads, kSmemBytes, stream>>>(params);
+  return cudaGetLastError();
+}
+
+// The epilogue stores pairs of bf16 as one 32-bit word.
+constexpr int64_t kOutStoreElems = 2;
+constexpr int64_t kOutStoreBytes = 4;
+
+}  // namespace
+
+bool bf16_attention_supports(const Problem &p) {
+  if (p.dtype != ZYFA_DTYPE_BF16 || p.d_v != 128 || (p.d_qk != 128 && p.d_qk != 192)) return false;
+  // Tile and row indices are int32 in the kernel; the last tile's rows must stay representable.
+  if (p.seqlen > INT32_MAX - numerics::kQueryTile || p.nheads > INT32_MAX || p.batch > INT32_MAX) return false;
+  const bool out_ok = reinterpret_cast<uintptr_t>(p.out.ptr) % kOutStoreBytes == 0 &&
+                      p.out.batch_stride % kOutStoreElems == 0 && p.out.seq_stride % kOutStoreElems == 0 &&
+                      p.out.head_stride % kOutStoreElems == 0;
+  return out_ok && hopper::tma_can_map(p.q, p.batch, p.seqlen, p.nheads, p.d_qk) &&
+         hopper::tma_can_map(p.k, p.batch, p.seqlen, p.nheads_k, p.d_qk) &&
+         hopper::tma_can_map(p.v, p.batch, p.seqlen, p.nheads_k, p.d_v);
+}
+
+int bf16_attention_ctas_per_sm() { return 1; }
+
+int launch_bf16_attention(const Problem &problem, const Schedule &schedule, void *stream) {
+  if (schedule.jobs == nullptr || schedule.n_jobs < 1 || schedule.grid < 1) return cudaErrorInvalidValue;
+  if (!bf16_attention_supports(problem)) return cudaErrorInvalidValue;
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  return problem.d_qk == 128 ? launch<128>(problem, schedule, s) : launch<192>(problem, schedule, s);
+}
+
+}  // namespace zyfa::kernels

@@ -1,0 +1,511 @@
+// The fast BF16 causal forward kernel for sm_90a, one skeleton for d = 128 and for d_qk = 192 / d_v = 128.
+//
+// For one query tile of numerics::kQueryTile rows and its key blocks kb = 0..tile (numerics::kKeyBlock keys
+// each, the diagonal block last), every query row runs numerics.h's recurrence:
+//   S    = Q K_kb^T                                   (wgmma, fp32)
+//   bmax = c * rowmax(S);  if m = -inf or bmax > m + tau:  alpha = 2^(m - bmax), m = bmax
+//   P    = bf16(2^(S c - m))                          (one FFMA and one EX2 per score, rounded once)
+//   O    = alpha O + P V_kb,   l = alpha l + rowsum(P) (the rounded P, as the CPU backend sums it)
+//   out  = bf16(O / l),  lse = (m + log2 l) ln 2
+//
+// The CTA is three warpgroups. The producer issues TMA copies of Q, K and V tiles into shared memory and
+// completes them on mbarriers. Two consumer warpgroups own 64 query rows each and share every K and V
+// stage. They take turns issuing their matrix products (named barriers), so one warpgroup's softmax runs
+// while the other's wgmmas keep the tensor cores busy; inside a warpgroup the product S_kb = Q K_kb^T
+// and O += P_{kb-1} V_{kb-1} are in flight together while the softmax of the previous block finishes.
+// A persistent grid walks the plan's pair-balanced job table.
+#ifndef ZYFA_KERNELS_BF16_ATTENTION_CUH_
+#define ZYFA_KERNELS_BF16_ATTENTION_CUH_
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "kernels/hopper/mbarrier.cuh"
+#include "kernels/hopper/tma.cuh"
+#include "kernels/hopper/warpgroup.cuh"
+#include "kernels/hopper/wgmma.cuh"
+#include "kernels/job.h"
+#include "kernels/numerics.h"
+
+namespace zyfa::kernels::bf16 {
+
+namespace nx = zyfa::numerics;
+namespace hw = zyfa::hopper;
+
+// ---------------------------------------------------------------- shapes
+template <int kHeadDimQK_>
+struct TileShape {
+  static constexpr int kHeadDimQK = kHeadDimQK_;
+  static constexpr int kHeadDimV = 128;
+  static constexpr int kQueryRows = nx::kQueryTile;
+  static constexpr int kKeyRows = nx::kKeyBlock;
+  static constexpr int kConsumerWarpgroups = 2;
+  static constexpr int kRowsPerConsumer = kQueryRows / kConsumerWarpgroups;  // the M of wgmma
+  static constexpr int kMmaM = 64;
+  static constexpr int kMmaN = 128;
+  static constexpr int kMmaK = 16;
+  // A tile is stored as column blocks of 64 bf16 (one 128-byte swizzled row each), block after block.
+  static constexpr int kColumnBlock = hw::kSwizzleBytes / 2;
+  static constexpr int kQkSteps = kHeadDimQK / kMmaK;  // k-steps of S = Q K^T
+  static constexpr int kPvSteps = kKeyRows / kMmaK;    // k-steps of O += P V
+  static constexpr int kStages = 2;                    // K and V buffers each
+  static constexpr uint32_t kQTileBytes = uint32_t(kQueryRows) * kHeadDimQK * 2;
+  static constexpr uint32_t kKTileBytes = uint32_t(kKeyRows) * kHeadDimQK * 2;
+  static constexpr uint32_t kVTileBytes = uint32_t(kKeyRows) * kHeadDimV * 2;
+
+  static_assert(kHeadDimQK == 128 || kHeadDimQK == 192, "the BF16 kernel serves d_qk = 128 and 192");
+  static_assert(kRowsPerConsumer == kMmaM, "each consumer warpgroup owns exactly one wgmma M of query rows");
+  static_assert(kKeyRows == kMmaN, "one S product covers the whole key block");
+  static_assert(kHeadDimV == kMmaN, "one PV product covers the whole output row");
+  static_assert(kKeyRows == kQueryRows,
+                "the diagonal of a query tile must be exactly one key block: only the last block is masked");
+  static_assert(kHeadDimQK % kColumnBlock == 0 && kHeadDimV % kColumnBlock == 0,
+                "head dims are whole 128-byte swizzle rows");
+};
+
+// Bytes of one column block of `rows` rows: the distance between blocks inside a tile.
+constexpr uint32_t column_block_bytes(int rows) { return uint32_t(rows) * hw::kSwizzleBytes; }
+
+// ---------------------------------------------------------------- register budgets (setmaxnreg)
+constexpr int kProducerRegisters = 24;   // one thread issues copies; the rest of its warpgroup idles
+constexpr int kConsumerRegisters = 240;  // O (64) + S (64) + P (32) fp32/bf16x2 fragments and bookkeeping
+constexpr int kThreads = hw::kWarpgroupThreads * 3;
+constexpr int kRegisterFile = 65536;
+static_assert(kProducerRegisters * hw::kWarpgroupThreads + 2 * kConsumerRegisters * hw::kWarpgroupThreads <=
+                  kRegisterFile,
+              "the three warpgroups' budgets must fit the register file");
+
+// ---------------------------------------------------------------- shared memory
+template <class Shape>
+struct SharedStorage {
+  using bf16 = __nv_bfloat16;
+  // Every tile starts on a swizzle atom (1024 bytes), which TMA's and wgmma's 128-byte swizzle assume.
+  struct alignas(hw::kSwizzleAtomBytes) Tiles {
+    bf16 q[Shape::kQueryRows * Shape::kHeadDimQK];
+    bf16 k[Shape::kStages][Shape::kKeyRows * Shape::kHeadDimQK];
+    bf16 v[Shape::kStages][Shape::kKeyRows * Shape::kHeadDimV];
+  };
+  struct Barriers {
+    hw::Mbarrier q_full, q_empty;
+    hw::Mbarrier k_full[Shape::kStages], k_empty[Shape::kStages];
+    hw::Mbarrier v_full[Shape::kStages], v_empty[Shape::kStages];
+  };
+  Tiles tiles;
+  Barriers barriers;
+
+  static_assert(Shape::kQTileBytes % hw::kSwizzleAtomBytes == 0 && Shape::kKTileBytes % hw::kSwizzleAtomBytes == 0 &&
+                    Shape::kVTileBytes % hw::kSwizzleAtomBytes == 0,
+                "each tile must keep the next one on a swizzle atom");
+};
+
+// Consumers hand a buffer back with one arrival per warp, after that warp's wgmma reads have completed.
+constexpr uint32_t kConsumerWarps = 2 * hw::kWarpsPerWarpgroup;
+
+// The largest dynamic shared memory a CTA may use on sm_90 (227 KiB).
+constexpr int kMaxSharedBytes = 227 * 1024;
+// Dynamic shared memory is only 16-byte aligned: the kernel rounds its base up to a swizzle atom.
+template <class Shape>
+constexpr int shared_bytes() {
+  return int(sizeof(SharedStorage<Shape>)) + hw::kSwizzleAtomBytes;
+}
+
+// ---------------------------------------------------------------- parameters
+struct Params {
+  CUtensorMap q_map, k_map, v_map;  // (dim, seqlen, heads, batch), boxes of 64 x 128, 128-byte swizzle
+  const Job *jobs;
+  int32_t n_jobs;
+  int32_t seqlen;
+  int32_t nheads;
+  int32_t group;  // query heads per kv head
+  float score_scale;  // c = softmax_scale * log2(e)
+  __nv_bfloat16 *out;
+  int64_t out_batch_stride, out_seq_stride, out_head_stride;  // elements
+  float *lse;  // (batch, nheads, seqlen) or nullptr
+};
+
+// ---------------------------------------------------------------- scheduler
+struct TileCoord {
+  int32_t batch, head, kv_head, tile;
+};
+
+// Walks this CTA's jobs (blockIdx.x, blockIdx.x + gridDim.x, ...) and, in each, its one or two query tiles.
+// Producer and consumers walk the same sequence, so every barrier phase lines up.
+template <class Fn>
+__device__ __forceinline__ void for_each_tile(const Params &p, Fn &&fn) {
+  for (int32_t i = int32_t(blockIdx.x); i < p.n_jobs; i += int32_t(gridDim.x)) {
+    const Job job = p.jobs[i];
+    const int32_t kv_head = job.head / p.group;
+    const int tiles = job.tile_second == kNoTile ? 1 : 2;
+    // One call site, so the consumer's tile body is inlined once.
+    for (int n = 0; n < tiles; ++n) fn(TileCoord{job.batch, job.head, kv_head, n == 0 ? job.tile_first : job.tile_second});
+  }
+}
+
+// ---------------------------------------------------------------- producer
+template <class Shape>
+struct Producer {
+  using Storage = SharedStorage<Shape>;
+
+  // Copies a tile of `rows` rows at row `row0` as column blocks of 64, all completing on `barrier`.
+  template <int kCols, int kRows>
+  __device__ static void load_tile(const CUtensorMap &map, __nv_bfloat16 *dst, hw::Mbarrier &barrier, int32_t row0,
+                                   int32_t head, int32_t batch, hw::L2Hint hint) {
+#pragma unroll
+    for (int cb = 0; cb < kCols / Shape::kColumnBlock; ++cb) {
+      hw::tma_load_4d(map, dst + cb * kRows * Shape::kColumnBlock, barrier, cb * Shape::kColumnBlock, row0, head,
+                      batch, hint);
+    }
+  }
+
+  __device__ static void run(const Params &p, Storage &s) {
+    auto &bar = s.barriers;
+    hw::PipelineState<Shape::kStages> kv;
+    uint32_t q_phase = 0;
+    for_each_tile(p, [&](const TileCoord &t) {
+      bar.q_empty.wait(q_phase ^ 1u);
+      bar.q_full.arrive_expecting(Shape::kQTileBytes);
+      // Q is read by one CTA once; K and V are read by every tile of the head (and of the GQA group).
+      load_tile<Shape::kHeadDimQK, Shape::kQueryRows>(p.q_map, s.tiles.q, bar.q_full, t.tile * Shape::kQueryRows,
+                                                      t.head, t.batch, hw::L2Hint::kEvictFirst);
+      q_phase ^= 1u;
+      for (int32_t kb = 0; kb <= t.tile; ++kb) {
+        const int32_t key0 = kb * Shape::kKeyRows;
+        bar.k_empty[kv.index].wait(kv.phase ^ 1u);
+        bar.k_full[kv.index].arrive_expecting(Shape::kKTileBytes);
+        load_tile<Shape::kHeadDimQK, Shape::kKeyRows>(p.k_map, s.tiles.k[kv.index], bar.k_full[kv.index], key0,
+                                                      t.kv_head, t.batch, hw::L2Hint::kEvictLast);
+        bar.v_empty[kv.index].wait(kv.phase ^ 1u);
+        bar.v_full[kv.index].arrive_expecting(Shape::kVTileBytes);
+        load_tile<Shape::kHeadDimV, Shape::kKeyRows>(p.v_map, s.tiles.v[kv.index], bar.v_full[kv.index], key0,
+                                                     t.kv_head, t.batch, hw::L2Hint::kEvictLast);
+        kv.advance();
+      }
+    });
+  }
+};
+
+// ---------------------------------------------------------------- consumer fragments
+// The m64n128 fp32 accumulator of one thread (PTX ISA, wgmma fragments): value i lies in n8 column chunk
+// i / 4, in row half (i / 2) % 2 (rows g and g + 8 of the warp's 16), at column 2 * (lane % 4) + i % 2.
+constexpr int kFragments = hw::kAccumulatorsN128;
+constexpr int kChunks = kFragments / 4;
+constexpr int kRowHalves = 2;
+__device__ __forceinline__ constexpr int fragment(int chunk, int half, int col) { return 4 * chunk + 2 * half + col; }
+
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+// Two floats as bf16 pairs rounded to nearest even; `lo` in the low half (the first column).
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+__device__ __forceinline__ float low_bf16(uint32_t pair) { return __uint_as_float(pair << 16); }
+__device__ __forceinline__ float high_bf16(uint32_t pair) { return __uint_as_float(pair & 0xFFFF0000u); }
+
+constexpr unsigned kFullWarp = 0xFFFFFFFFu;
+// The four lanes of a quad hold one row's columns between them.
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(kFullWarp, x, 1));
+  return fmaxf(x, __shfl_xor_sync(kFullWarp, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(kFullWarp, x, 1);
+  return x + __shfl_xor_sync(kFullWarp, x, 2);
+}
+
+// ---------------------------------------------------------------- consumer
+template <class Shape>
+struct Consumer {
+  using Storage = SharedStorage<Shape>;
+  static constexpr float kTau = nx::kLazyRescaleBf16D128 * (Shape::kHeadDimQK == 128) +
+                                nx::kLazyRescaleBf16D192 * (Shape::kHeadDimQK != 128);
+  static_assert(Shape::kHeadDimQK == 128 || Shape::kHeadDimQK == 192, "tau is chosen per head dim");
+  // Named barriers 1 and 2 (0 is __syncthreads): barrier 1 + w opens consumer w's turn at the tensor cores.
+  static constexpr uint32_t kFirstTurnBarrier = 1;
+  static constexpr uint32_t kTurnThreads = 2 * hw::kWarpgroupThreads;
+  // A K-major swizzled operand ignores LBO; CUTLASS writes one unit there, and so do we.
+  static constexpr uint32_t kUnusedLeadingBytes = hw::kDescriptorUnit;
+
+  const Params &p;
+  Storage &s;
+  int consumer;      // 0 or 1: which 64 rows of the tile
+  int warp;          // warp in the warpgroup: rows 16 warp .. 16 warp + 15 of the consumer's 64
+  int lane;
+  hw::PipelineState<Shape::kStages> k_stage, v_stage;
+  uint32_t q_phase = 0;
+
+  // Per thread: O and S accumulators, P as bf16 pairs (the A fragments of the PV product), and the
+  // recurrence's state for the thread's two rows.
+  float o[kFragments];
+  float sc[kFragments];
+  uint32_t pk[kFragments / 2];
+  float m[kRowHalves], l[kRowHalves], alpha[kRowHalves];
+
+  __device__ Consumer(const Params &params, Storage &storage, int consumer_index)
+      : p(params), s(storage), consumer(consumer_index) {
+    warp = hw::thread_in_warpgroup() / hw::kWarpSize;
+    lane = int(threadIdx.x) % hw::kWarpSize;
+  }
+
+  // ---- turns at the tensor cores
+  __device__ void wait_turn() const { hw::NamedBarrier{kFirstTurnBarrier + uint32_t(consumer), kTurnThreads}.sync(); }
+  __device__ void pass_turn() const { hw::NamedBarrier{kFirstTurnBarrier + uint32_t(1 - consumer), kTurnThreads}.arrive(); }
+
+  // One arrival per warp on a barrier with kConsumerWarps arrivals per phase.
+  __device__ void release(hw::Mbarrier &b) const {
+    if (lane == 0) b.arrive();
+  }
+
+  // ---- products
+  __device__ uint32_t smem(const void *ptr) const { return static_cast<uint32_t>(__cvta_generic_to_shared(ptr)); }
+
+  __device__ void issue_scores(uint32_t stage) {
+    // Q: this consumer's 64 rows; K: all 128 keys. Both K-major, 8-row groups 1024 bytes apart.
+    const uint64_t q_desc = hw::make_smem_descriptor(
+        smem(s.tiles.q) + uint32_t(consumer * Shape::kRowsPerConsumer * hw::kSwizzleBytes), kUnusedLeadingBytes, hw::kSwizzleAtomBytes);
+    const uint64_t k_desc = hw::make_smem_descriptor(smem(s.tiles.k[stage]), kUnusedLeadingBytes, hw::kSwizzleAtomBytes);
+#pragma unroll
+    for (int kk = 0; kk < Shape::kQkSteps; ++kk) {
+      constexpr int kStepsPerBlock = Shape::kColumnBlock / Shape::kMmaK;
+      const uint32_t k_bytes = uint32_t(kk % kStepsPerBlock) * Shape::kMmaK * 2;
+      const uint32_t q_off = uint32_t(kk / kStepsPerBlock) * column_block_bytes(Shape::kQueryRows) + k_bytes;
+      const uint32_t k_off = uint32_t(kk / kStepsPerBlock) * column_block_bytes(Shape::kKeyRows) + k_bytes;
+      if (kk == 0)
+        hw::wgmma_m64n128k16_ss<false>(sc, hw::advance_descriptor(q_desc, q_off), hw::advance_descriptor(k_desc, k_off));
+      else
+        hw::wgmma_m64n128k16_ss<true>(sc, hw::advance_descriptor(q_desc, q_off), hw::advance_descriptor(k_desc, k_off));
+    }
+    hw::wgmma_commit();
+  }
+
+  __device__ void issue_pv(uint32_t stage) {
+    // V is [key][dim]: MN-major for the product's B (dim is N), 64-column blocks LBO apart, 8-key groups SBO apart.
+    const uint64_t v_desc = hw::make_smem_descriptor(smem(s.tiles.v[stage]), column_block_bytes(Shape::kKeyRows),
+                                                     hw::kSwizzleAtomBytes);
+#pragma unroll
+    for (int kk = 0; kk < Shape::kPvSteps; ++kk) {
+      const uint32_t a[hw::kRegistersA] = {pk[4 * kk], pk[4 * kk + 1], pk[4 * kk + 2], pk[4 * kk + 3]};
+      hw::wgmma_m64n128k16_rs_transposed_b(o, a, hw::advance_descriptor(v_desc, uint32_t(kk * Shape::kMmaK) * hw::kSwizzleBytes));
+    }
+    hw::wgmma_commit();
+  }
+
+  __device__ void pin_all() {
+    hw::pin_registers(o);
+    hw::pin_registers(sc);
+    hw::pin_registers(pk);
+  }
+
+  // ---- softmax
+  // Row of the thread's half `h` within the query tile.
+  __device__ int tile_row(int h) const { return consumer * Shape::kRowsPerConsumer + warp * 16 + lane / 4 + 8 * h; }
+
+  // Keys after the row (causal) get -inf; only the diagonal block has any.
+  __device__ void mask_diagonal() {
+#pragma unroll
+    for (int h = 0; h < kRowHalves; ++h) {
+      const int row = tile_row(h);
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          if (8 * c + 2 * (lane % 4) + e > row) sc[fragment(c, h, e)] = -INFINITY;
+    }
+  }
+
+  // Block max, lazy rescale decision, and the exponentials in place (fp32, not yet rounded).
+  __device__ void exponentiate() {
+    const float c = p.score_scale;
+#pragma unroll
+    for (int h = 0; h < kRowHalves; ++h) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int ch = 0; ch < kChunks; ++ch) mx = fmaxf(mx, fmaxf(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]));
+      const float bmax = c * quad_max(mx);
+      alpha[h] = 1.0f;
+      if (m[h] == -INFINITY || bmax > m[h] + kTau) {
+        alpha[h] = exp2_approx(m[h] - bmax);
+        m[h] = bmax;
+      }
+      const float neg_m = -m[h];
+#pragma unroll
+      for (int ch = 0; ch < kChunks; ++ch)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) sc[fragment(ch, h, e)] = exp2_approx(__fmaf_rn(sc[fragment(ch, h, e)], c, neg_m));
+    }
+  }
+
+  // After the previous PV has landed in O: fold alpha into O and l, round P to bf16 and add the rounded
+  // values to l.
+  __device__ void rescale_and_round() {
+    if (__any_sync(kFullWarp, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+#pragma unroll
+      for (int ch = 0; ch < kChunks; ++ch)
+#pragma unroll
+        for (int h = 0; h < kRowHalves; ++h)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) o[fragment(ch, h, e)] *= alpha[h];
+    }
+#pragma unroll
+    for (int h = 0; h < kRowHalves; ++h) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int ch = 0; ch < kChunks; ++ch) {
+        const uint32_t pair = pack_bf16x2(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]);
+        pk[2 * ch + h] = pair;
+        sum += low_bf16(pair) + high_bf16(pair);
+      }
+      l[h] = l[h] * alpha[h] + sum;
+    }
+  }
+
+  // ---- one query tile
+  __device__ void attend(const TileCoord &t) {
+    auto &bar = s.barriers;
+#pragma unroll
+    for (int i = 0; i < kFragments; ++i) o[i] = 0.0f;
+#pragma unroll
+    for (int h = 0; h < kRowHalves; ++h) {
+      m[h] = -INFINITY;
+      l[h] = 0.0f;
+    }
+    bar.q_full.wait(q_phase);
+    q_phase ^= 1u;
+    const int32_t last = t.tile;  // key blocks 0..last; the last is the diagonal
+
+    // Block 0: scores only.
+    wait_turn();
+    bar.k_full[k_stage.index].wait(k_stage.phase);
+    pin_all();
+    hw::wgmma_fence();
+    issue_scores(k_stage.index);
+    pass_turn();
+    hw::wgmma_wait<0>();
+    pin_all();
+    release(bar.k_empty[k_stage.index]);
+    k_stage.advance();
+    if (last == 0) {
+      release(bar.q_empty);
+      mask_diagonal();
+    }
+    exponentiate();
+    rescale_and_round();
+
+    // Blocks 1..last: S_kb and PV_{kb-1} in flight together.
+    for (int32_t kb = 1; kb <= last; ++kb) {
+      wait_turn();
+      bar.k_full[k_stage.index].wait(k_stage.phase);
+      pin_all();
+      hw::wgmma_fence();
+      issue_scores(k_stage.index);
+      bar.v_full[v_stage.index].wait(v_stage.phase);
+      hw::wgmma_fence();  // P's registers are read by this product: order their writes before it
+      issue_pv(v_stage.index);
+      pass_turn();
+      hw::wgmma_wait<1>();
+      pin_all();
+      release(bar.k_empty[k_stage.index]);
+      k_stage.advance();
+      if (kb == last) {
+        release(bar.q_empty);
+        mask_diagonal();
+      }
+      exponentiate();
+      hw::wgmma_wait<0>();
+      pin_all();
+      release(bar.v_empty[v_stage.index]);
+      v_stage.advance();
+      rescale_and_round();
+    }
+
+    // The last PV.
+    wait_turn();
+    bar.v_full[v_stage.index].wait(v_stage.phase);
+    pin_all();
+    hw::wgmma_fence();
+    issue_pv(v_stage.index);
+    pass_turn();
+    hw::wgmma_wait<0>();
+    pin_all();
+    release(bar.v_empty[v_stage.index]);
+    v_stage.advance();
+
+    store(t);
+  }
+
+  // ---- epilogue: out = bf16(O / l) and lse, rows inside seqlen only.
+  __device__ void store(const TileCoord &t) {
+#pragma unroll
+    for (int h = 0; h < kRowHalves; ++h) {
+      const float row_l = quad_sum(l[h]);
+      const int64_t row = int64_t(t.tile) * Shape::kQueryRows + tile_row(h);
+      if (row >= p.seqlen) continue;
+      __nv_bfloat16 *out_row =
+          p.out + int64_t(t.batch) * p.out_batch_stride + row * p.out_seq_stride + int64_t(t.head) * p.out_head_stride;
+#pragma unroll
+      for (int ch = 0; ch < kChunks; ++ch) {
+        const float y0 = __fdiv_rn(o[fragment(ch, h, 0)], row_l);
+        const float y1 = __fdiv_rn(o[fragment(ch, h, 1)], row_l);
+        *reinterpret_cast<uint32_t *>(out_row + 8 * ch + 2 * (lane % 4)) = pack_bf16x2(y0, y1);
+      }
+      if (p.lse != nullptr && lane % 4 == 0)
+        p.lse[(int64_t(t.batch) * p.nheads + t.head) * p.seqlen + row] = (m[h] + log2f(row_l)) * nx::kLn2;
+    }
+  }
+
+  __device__ void run() {
+    // Consumer 0 takes the first turn: consumer 1 opens it.
+    if (consumer == 1) pass_turn();
+    for_each_tile(p, [&](const TileCoord &t) { attend(t); });
+  }
+};
+
+// ---------------------------------------------------------------- the kernel
+template <class Shape>
+struct Kernel {
+  using Storage = SharedStorage<Shape>;
+  static_assert(shared_bytes<Shape>() <= kMaxSharedBytes, "the tiles must fit one CTA's shared memory");
+
+  __device__ static void run(const Params &p, unsigned char *smem_raw) {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(smem_raw);
+    const uintptr_t aligned = (base + hw::kSwizzleAtomBytes - 1) & ~uintptr_t(hw::kSwizzleAtomBytes - 1);
+    Storage &s = *reinterpret_cast<Storage *>(aligned);
+
+    if (threadIdx.x == 0) {
+      hw::prefetch_tensor_map(p.q_map);
+      hw::prefetch_tensor_map(p.k_map);
+      hw::prefetch_tensor_map(p.v_map);
+      s.barriers.q_full.init(1);
+      s.barriers.q_empty.init(kConsumerWarps);
+#pragma unroll
+      for (int i = 0; i < Shape::kStages; ++i) {
+        s.barriers.k_full[i].init(1);
+        s.barriers.v_full[i].init(1);
+        s.barriers.k_empty[i].init(kConsumerWarps);
+        s.barriers.v_empty[i].init(kConsumerWarps);
+      }
+      hw::fence_barrier_init();
+    }
+    __syncthreads();
+
+    const int role = hw::warpgroup_index();
+    if (role == 0) {
+      hw::shrink_registers_to<kProducerRegisters>();
+      if (threadIdx.x == 0) Producer<Shape>::run(p, s);
+    } else {
+      hw::grow_registers_to<kConsumerRegisters>();
+      Consumer<Shape> consumer(p, s, role - 1);
+      consumer.run();
+    }
+  }
+};
+
+}  // namespace zyfa::kernels::bf16
+
+#endif  // ZYFA_KERNELS_BF16_ATTENTION_CUH_

@@ -1,0 +1,80 @@
+// The host side of TMA: tensor maps over one attention operand of logical shape (batch, seqlen, heads,
+// dim), built per call from the Problem's strides and passed to the kernel by value. The encoder comes
+// from the driver through the runtime's entry-point query, so libzyfa needs no link to libcuda.
+#ifndef ZYFA_KERNELS_HOPPER_TENSOR_MAP_CUH_
+#define ZYFA_KERNELS_HOPPER_TENSOR_MAP_CUH_
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+
+#include <cstdint>
+
+#include "host/problem.hpp"
+
+namespace zyfa::hopper {
+
+// What TMA can address (CUDA driver API, cuTensorMapEncodeTiled): each global stride a multiple of 16
+// bytes below 2^40, each dimension at most 2^32 elements; coordinates are signed 32-bit.
+constexpr int64_t kTmaStrideAlignBytes = 16;
+constexpr int64_t kTmaMaxStrideBytes = int64_t(1) << 40;
+constexpr int64_t kTmaMaxCoordinate = INT32_MAX;
+
+// A stride of a dimension the tensor walks (extent > 1) that TMA can take.
+inline bool tma_stride_ok(int64_t extent, int64_t stride_bytes) {
+  if (extent <= 1) return true;  // never stepped: the map gets a placeholder
+  return stride_bytes > 0 && stride_bytes % kTmaStrideAlignBytes == 0 && stride_bytes < kTmaMaxStrideBytes;
+}
+
+// Whether a bf16 operand of shape (batch, seqlen, heads, dim) with these strides fits a tensor map.
+inline bool tma_can_map(const TensorRef &t, int64_t batch, int64_t seqlen, int64_t heads, int64_t dim) {
+  constexpr int64_t kElemBytes = 2;
+  const auto address = reinterpret_cast<uintptr_t>(t.ptr);
+  return address % kTmaStrideAlignBytes == 0 && batch <= kTmaMaxCoordinate && seqlen <= kTmaMaxCoordinate &&
+         heads <= kTmaMaxCoordinate && dim <= kTmaMaxCoordinate &&
+         tma_stride_ok(seqlen, t.seq_stride * kElemBytes) && tma_stride_ok(heads, t.head_stride * kElemBytes) &&
+         tma_stride_ok(batch, t.batch_stride * kElemBytes);
+}
+
+// The driver's cuTensorMapEncodeTiled, looked up once (a thread-safe static), or nullptr.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encoder = [] {
+    void *fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    constexpr unsigned kDriverApiVersion = 12000;  // the version that introduced the entry point
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, kDriverApiVersion, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encoder;
+}
+
+// A rank-4 map (dim, seqlen, heads, batch) over bf16 with boxes of `box_cols` x `box_rows` x 1 x 1, stored
+// 128-byte swizzled (box_cols * 2 must be 128). Rows past seqlen read as zeros. Returns a cudaError_t value.
+inline int encode_bf16_head_map(CUtensorMap *map, const TensorRef &t, int64_t batch, int64_t seqlen,
+                                int64_t heads, int64_t dim, uint32_t box_cols, uint32_t box_rows) {
+  constexpr int64_t kElemBytes = 2;
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr) return cudaErrorNotSupported;
+  // A dimension of extent 1 is never stepped; any legal stride stands in for one the caller left at 0.
+  const auto stride_or_placeholder = [](int64_t extent, int64_t stride_elems) {
+    return cuuint64_t(extent > 1 ? stride_elems * kElemBytes : kTmaStrideAlignBytes);
+  };
+  const cuuint64_t dims[4] = {cuuint64_t(dim), cuuint64_t(seqlen), cuuint64_t(heads), cuuint64_t(batch)};
+  const cuuint64_t strides[3] = {stride_or_placeholder(seqlen, t.seq_stride),
+                                 stride_or_placeholder(heads, t.head_stride),
+                                 stride_or_placeholder(batch, t.batch_stride)};
+  const cuuint32_t box[4] = {box_cols, box_rows, 1, 1};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void *>(t.ptr), dims, strides,
+                            box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+}  // namespace zyfa::hopper
+
+#endif  // ZYFA_KERNELS_HOPPER_TENSOR_MAP_CUH_

@@ -1,0 +1,552 @@
+// The BF16 Hopper kernel (src/kernels/bf16_attention.cu) on the device, called through its launcher over
+// the plan cache's job table: against the fp64 oracle on fresh inputs, against the CPU backend (the same
+// recurrence of numerics.h), with poisoned outputs, bitwise repeatability, CUDA-graph capture, tensors
+// whose offsets pass 4 GiB, and the routing predicate. Each case prints one line of measured figures.
+// With ZYFA_BF16_TIMING=1, Bf16Throughput also times the seed's protocol (see bench/NOTES-bf16.md).
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host/error.hpp"
+#include "host/plan_cache.hpp"
+#include "host/validate.hpp"
+#include "kernels/launch.hpp"
+#include "kernels/numerics.h"
+#include "ref/cpu_backend.hpp"
+#include "ref/reference.hpp"
+#include "support/support.hpp"
+
+namespace zyfa::test {
+namespace {
+
+// The brief's bounds: rel RMS against fp64, and the GPU-vs-CPU-backend distance over either one's error.
+constexpr double kMaxRelRms = 3e-3;
+constexpr double kMaxBackendRatio = 0.2;
+// LSE against fp64, absolute (natural log): rounding each p to bf16 moves log l by at most 2^-9.
+constexpr double kMaxLseAbs = 4e-3;
+constexpr int kRepeats = 20;
+// A grid smaller than the job count makes every CTA walk several jobs.
+constexpr int kSmallGrid = 3;
+
+// Fresh inputs on every run; ZYFA_TEST_SEED=<n> replays a run (every case prints its seed).
+uint64_t fresh_seed() {
+  if (const char *s = std::getenv("ZYFA_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  std::random_device rd;
+  return (uint64_t(rd()) << 32) | rd();
+}
+
+std::string cuda_status(const char *step, int error) {
+  if (error == 0) return "";
+  const cudaError_t e = static_cast<cudaError_t>(error);
+  return std::string(step) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+// The plan cache's schedule for a validated device problem, built for this kernel's CTAs per SM.
+std::string bf16_schedule(const Problem &p, zyfa_layout layout, std::shared_ptr<const Plan> *plan) {
+  int device = 0;
+  if (std::string s = cuda_status("cudaGetDevice", cudaGetDevice(&device)); !s.empty()) return s;
+  const PlanKey key{device, p.dtype, p.d_qk, p.d_v, p.batch, p.nheads, p.nheads_k, p.seqlen, layout};
+  if (PlanCache::global().acquire(key, kernels::bf16_attention_ctas_per_sm(), /*may_build=*/true, /*pin=*/false,
+                                  plan) != ZYFA_STATUS_SUCCESS)
+    return std::string("plan cache: ") + last_error();
+  return "";
+}
+
+// One launch of the kernel, then a wait: every launch error and every asynchronous fault is reported.
+std::string launch_and_wait(const Problem &p, const kernels::Schedule &s, cudaStream_t stream = nullptr) {
+  std::string m = cuda_status("launch_bf16_attention", kernels::launch_bf16_attention(p, s, stream));
+  if (m.empty()) m = cuda_status("cudaStreamSynchronize", cudaStreamSynchronize(stream));
+  return m;
+}
+
+AttentionShape shape(int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads, int64_t nheads_k, Layout layout,
+                     bool with_lse = true) {
+  AttentionShape s;
+  s.d_qk = d_qk;
+  s.batch = batch;
+  s.seqlen = seqlen;
+  s.nheads = nheads;
+  s.nheads_k = nheads_k;
+  s.layout = layout;
+  s.with_lse = with_lse;
+  return s;
+}
+
+// One case: host inputs (fresh, from `spec`), poisoned outputs, device copies, a validated device Problem
+// and the plan's schedule; run() launches and brings the outputs back into host() for its checks.
+class Case {
+ public:
+  Case(const AttentionShape &sh, const ActivationSpec &spec, uint64_t seed) : host_(sh) {
+    host_.set_inputs(generate_activations(sh.qkv(), spec, seed));
+    host_.poison_outputs();
+    dev_ = std::make_unique<DeviceAttention>(host_);
+    status_ = dev_->status();
+    if (!status_.empty()) return;
+    desc_ = dev_->desc();
+    if (validate_attention(&desc_, PointerCheck::kRequired, &problem_) != ZYFA_STATUS_SUCCESS) {
+      status_ = std::string("validate_attention: ") + last_error();
+      return;
+    }
+    if (!kernels::bf16_attention_supports(problem_)) {
+      status_ = "bf16_attention_supports refused " + sh.name();
+      return;
+    }
+    status_ = bf16_schedule(problem_, desc_.layout, &plan_);
+  }
+  const std::string &status() const { return status_; }
+  HostAttention &host() { return host_; }
+  const Problem &problem() const { return problem_; }
+  kernels::Schedule schedule(int grid = 0) const {
+    kernels::Schedule s = plan_->schedule;
+    if (grid > 0) s.grid = grid;
+    return s;
+  }
+
+  // Poisons the device outputs, launches, and downloads out and lse into host().
+  std::string run(int grid = 0) {
+    std::string m = poison_device_outputs();
+    if (m.empty()) m = launch_and_wait(problem_, schedule(grid));
+    return m.empty() ? dev_->download_outputs() : m;
+  }
+  std::string poison_device_outputs() const {
+    std::string m = cuda_status("cudaMemset out", cudaMemset(desc_.out, 0xff, host_.out.size_bytes()));
+    if (m.empty() && desc_.lse)
+      m = cuda_status("cudaMemset lse", cudaMemset(desc_.lse, 0xff, host_.lse.size() * sizeof(float)));
+    return m;
+  }
+  std::string download() { return dev_->download_outputs(); }
+
+ private:
+  HostAttention host_;
+  std::unique_ptr<DeviceAttention> dev_;
+  zyfa_attn_desc desc_{};
+  Problem problem_;
+  std::shared_ptr<const Plan> plan_;
+  std::string status_;
+};
+
+// The contract lets the GPU and the CPU backend differ in the order of fp32 sums: a few fp32 ulps, about
+// 1e-7 relative. Where both errors against fp64 are that small (one key: P = 1, out = v exactly, and
+// the LSE is one rounded product), the ratio below would compare rounding noise with rounding noise.
+constexpr double kFp32OrderNoise = 1e-6;
+
+// The GPU-vs-CPU distance over the smaller of the two errors against fp64 (floored at fp32 order noise).
+double backend_ratio(const ErrorStats &gpu_vs_cpu, const ErrorStats &gpu_vs_exact, const ErrorStats &cpu_vs_exact) {
+  return gpu_vs_cpu.rel_rms / std::max(std::min(gpu_vs_exact.rel_rms, cpu_vs_exact.rel_rms), kFp32OrderNoise);
+}
+
+std::string case_name(const ::testing::TestParamInfo<AttentionShape> &param) { return param.param.name(); }
+
+// ---------------------------------------------------------------- accuracy against fp64 and the CPU backend
+
+// Where a wrong result lies, to tell a broken stage from a broken layout: the relative RMS error by
+// 16-row group of the query tile (which consumer warpgroup, which warp) and 16-column group of the output
+// (which half of V), and by query tile. Printed only for a failing case.
+void print_error_pattern(const AttentionShape &sh, const std::vector<double> &got, const std::vector<double> &want) {
+  constexpr int kGroups = 8, kTileRows = numerics::kQueryTile, kMaxTiles = 8;
+  double e2[kGroups][kGroups] = {}, r2[kGroups][kGroups] = {}, te2[kMaxTiles] = {}, tr2[kMaxTiles] = {};
+  for (int64_t b = 0; b < sh.batch; ++b)
+    for (int64_t s = 0; s < sh.seqlen; ++s)
+      for (int64_t h = 0; h < sh.nheads; ++h)
+        for (int64_t d = 0; d < sh.d_v; ++d) {
+          const size_t i = size_t(((b * sh.seqlen + s) * sh.nheads + h) * sh.d_v + d);
+          const double diff = std::isfinite(got[i]) ? got[i] - want[i] : 1e3;
+          const int rg = int(s % kTileRows) / (kTileRows / kGroups), cg = int(d) / int(sh.d_v / kGroups);
+          const int tile = int(std::min<int64_t>(s / kTileRows, kMaxTiles - 1));
+          e2[rg][cg] += diff * diff, r2[rg][cg] += want[i] * want[i];
+          te2[tile] += diff * diff, tr2[tile] += want[i] * want[i];
+        }
+  std::printf("[bf16] error pattern of %s: log10 rel RMS by 16-row group (rows) x 16-column group (columns)\n",
+              sh.name().c_str());
+  for (int rg = 0; rg < kGroups; ++rg) {
+    std::printf("  rows %3d-%3d:", rg * 16, rg * 16 + 15);
+    for (int cg = 0; cg < kGroups; ++cg)
+      std::printf(" %6.2f", r2[rg][cg] > 0 ? std::log10(std::sqrt(e2[rg][cg] / r2[rg][cg]) + 1e-30) : 0.0);
+    std::printf("\n");
+  }
+  std::printf("  by query tile (last = the rest):");
+  for (int t = 0; t < kMaxTiles; ++t)
+    std::printf(" %6.2f", tr2[t] > 0 ? std::log10(std::sqrt(te2[t] / tr2[t]) + 1e-30) : 0.0);
+  std::printf("\n");
+}
+
+
+void check_against_fp64_and_cpu(const AttentionShape &sh, const ActivationSpec &spec, const char *inputs) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  Case c(sh, spec, seed);
+  ASSERT_EQ(c.status(), "");
+  HostAttention &h = c.host();
+
+  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
+  ref::attention_cpu_backend(h.problem());
+  const std::vector<double> cpu_out = h.out_values(), cpu_lse = h.lse_values();
+  h.poison_outputs();
+
+  ASSERT_EQ(c.run(), "");
+  EXPECT_TRUE(outputs_written(h));
+
+  const std::vector<double> gpu_out = h.out_values(), gpu_lse = h.lse_values();
+  const ErrorStats out_err = compare_to_reference(gpu_out, exact.out);
+  const ErrorStats cpu_err = compare_to_reference(cpu_out, exact.out);
+  const ErrorStats out_diff = compare_to_reference(gpu_out, cpu_out);
+  const double out_ratio = backend_ratio(out_diff, out_err, cpu_err);
+  EXPECT_TRUE(within_rel_rms(out_err, kMaxRelRms));
+  if (!(out_err.rel_rms <= kMaxRelRms)) print_error_pattern(sh, gpu_out, exact.out);
+  EXPECT_LE(out_ratio, kMaxBackendRatio) << "GPU vs CPU backend: " << out_diff.describe()
+                                         << "; CPU backend vs fp64: " << cpu_err.describe()
+                                         << "; GPU vs fp64: " << out_err.describe();
+  double lse_ratio = 0;
+  ErrorStats lse_err;
+  if (sh.with_lse) {
+    lse_err = compare_to_reference(gpu_lse, exact.lse);
+    const ErrorStats lse_diff = compare_to_reference(gpu_lse, cpu_lse);
+    const ErrorStats cpu_lse_err = compare_to_reference(cpu_lse, exact.lse);
+    lse_ratio = backend_ratio(lse_diff, lse_err, cpu_lse_err);
+    EXPECT_EQ(lse_err.nonfinite, 0);
+    EXPECT_LE(lse_err.max_abs, kMaxLseAbs) << lse_err.describe();
+    EXPECT_LE(lse_ratio, kMaxBackendRatio) << "GPU vs CPU backend LSE: " << lse_diff.describe()
+                                           << "; CPU backend vs fp64: " << cpu_lse_err.describe();
+  }
+  std::printf("[bf16] %-36s %-10s seed %llu  out rel_rms %.3e (cpu %.3e)  gpu-cpu ratio %.3f  lse max_abs %.2e  "
+              "lse ratio %.3f\n",
+              sh.name().c_str(), inputs, (unsigned long long)seed, out_err.rel_rms, cpu_err.rel_rms, out_ratio,
+              lse_err.max_abs, lse_ratio);
+}
+
+class Bf16Accuracy : public ::testing::TestWithParam<AttentionShape> {};
+
+TEST_P(Bf16Accuracy, GaussianMatchesFp64AndCpuBackend) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  check_against_fp64_and_cpu(GetParam(), ActivationSpec{}, "gaussian");
+}
+
+std::vector<AttentionShape> accuracy_shapes() {
+  std::vector<AttentionShape> shapes;
+  for (int64_t d : {128, 192}) {
+    shapes.push_back(shape(d, 2, 1, 8, 1, Layout::kBSHD));                 // MQA, one key
+    shapes.push_back(shape(d, 2, 7, 16, 2, Layout::kBHSD));                // GQA 8:1, a part tile
+    shapes.push_back(shape(d, 2, 128, 4, 4, Layout::kBSHD));               // MHA, one full tile
+    shapes.push_back(shape(d, 1, 129, 2, 1, Layout::kBHSD, false));        // no LSE, one row past a tile
+    shapes.push_back(shape(d, 2, 300, 4, 2, Layout::kStrided));            // gaps everywhere
+    shapes.push_back(shape(d, 1, 1000, 16, 2, Layout::kBSHD));             // GQA 8:1
+    shapes.push_back(shape(d, 1, 4097, 4, 1, Layout::kBHSD));              // MQA, odd tail
+  }
+  shapes.push_back(shape(128, 1, 16384, 2, 1, Layout::kBSHD));             // long rows: lazy rescale over 128 blocks
+  return shapes;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Accuracy, ::testing::ValuesIn(accuracy_shapes()), case_name);
+
+class Bf16StructuredAccuracy : public ::testing::TestWithParam<AttentionShape> {};
+
+// LLM-like inputs (attention sinks, massive channels, mean keys, RoPE): large score ranges that exercise
+// the lazy rescale far more than Gaussian noise does.
+TEST_P(Bf16StructuredAccuracy, StructuredMatchesFp64AndCpuBackend) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  ActivationSpec spec;
+  spec.kind = ActivationKind::kStructured;
+  check_against_fp64_and_cpu(GetParam(), spec, "structured");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16StructuredAccuracy,
+                         ::testing::Values(shape(128, 1, 2000, 8, 2, Layout::kBSHD),
+                                           shape(192, 1, 2000, 8, 2, Layout::kBHSD)),
+                         case_name);
+
+// ---------------------------------------------------------------- determinism and graph capture
+
+class Bf16Determinism : public ::testing::TestWithParam<AttentionShape> {};
+
+// kRepeats calls on one input give the same bits, and so do a small grid (every CTA walks several jobs)
+// and a replay of the call captured in a CUDA graph (no host sync or allocation in the launch path).
+TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  const AttentionShape &sh = GetParam();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  Case c(sh, ActivationSpec{}, seed);
+  ASSERT_EQ(c.status(), "");
+  HostAttention &h = c.host();
+  ASSERT_EQ(c.run(), "");
+  ASSERT_TRUE(outputs_written(h));
+  const std::vector<uint8_t> first_out(static_cast<const uint8_t *>(h.out.data()),
+                                       static_cast<const uint8_t *>(h.out.data()) + h.out.size_bytes());
+  const std::vector<float> first_lse = h.lse;
+  const auto same_as_first = [&] {
+    return std::memcmp(first_out.data(), h.out.data(), first_out.size()) == 0 &&
+           std::memcmp(first_lse.data(), h.lse.data(), first_lse.size() * sizeof(float)) == 0;
+  };
+
+  int differing = 0;
+  for (int call = 1; call <= kRepeats; ++call) {
+    const int grid = call == kRepeats ? kSmallGrid : 0;
+    ASSERT_EQ(c.run(grid), "");
+    differing += !same_as_first();
+    EXPECT_TRUE(same_as_first()) << "call " << call << (grid ? " (grid " + std::to_string(grid) + ")" : std::string());
+  }
+
+  // Capture one launch into a graph, poison, replay.
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cuda_status("cudaStreamCreate", cudaStreamCreate(&stream)), "");
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cuda_status("cudaStreamBeginCapture", cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal)), "");
+  const int launched = kernels::launch_bf16_attention(c.problem(), c.schedule(), stream);
+  ASSERT_EQ(cuda_status("cudaStreamEndCapture", cudaStreamEndCapture(stream, &graph)), "");
+  ASSERT_EQ(cuda_status("launch_bf16_attention under capture", launched), "");
+  ASSERT_EQ(cuda_status("cudaGraphInstantiate", cudaGraphInstantiate(&exec, graph, 0)), "");
+  ASSERT_EQ(c.poison_device_outputs(), "");
+  ASSERT_EQ(cuda_status("cudaGraphLaunch", cudaGraphLaunch(exec, stream)), "");
+  ASSERT_EQ(cuda_status("cudaStreamSynchronize", cudaStreamSynchronize(stream)), "");
+  ASSERT_EQ(c.download(), "");
+  const bool graph_same = same_as_first();
+  EXPECT_TRUE(graph_same) << "graph replay";
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  std::printf("[bf16] %-36s seed %llu  %d calls after the first, %d differing bitwise; graph replay %s\n",
+              sh.name().c_str(), (unsigned long long)seed, kRepeats, differing, graph_same ? "identical" : "DIFFERS");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Determinism,
+                         ::testing::Values(shape(128, 1, 1000, 16, 2, Layout::kBSHD),
+                                           shape(192, 1, 1000, 16, 2, Layout::kBHSD)),
+                         case_name);
+
+// ---------------------------------------------------------------- routing and 64-bit offsets
+
+// A problem the kernel takes, with host pointers (the predicate never dereferences them).
+Problem routable_problem() {
+  alignas(16) static const uint16_t dummy[8] = {};
+  Problem p;
+  p.dtype = ZYFA_DTYPE_BF16;
+  p.batch = 2, p.seqlen = 1000, p.nheads = 8, p.nheads_k = 2, p.d_qk = 128, p.d_v = 128;
+  for (TensorRef *t : {&p.q, &p.k, &p.v, &p.out}) {
+    t->ptr = dummy;
+    t->head_stride = 128;
+  }
+  p.q.seq_stride = p.out.seq_stride = 8 * 128;
+  p.k.seq_stride = p.v.seq_stride = 2 * 128;
+  p.q.batch_stride = p.out.batch_stride = 1000 * 8 * 128;
+  p.k.batch_stride = p.v.batch_stride = 1000 * 2 * 128;
+  p.softmax_scale = 1.0f;
+  return p;
+}
+
+// What TMA cannot address goes to the fallback; what it can, including offsets past 4 GiB, stays here.
+TEST(Bf16Routing, SupportsWhatTmaCanAddress) {
+  Problem p = routable_problem();
+  EXPECT_TRUE(kernels::bf16_attention_supports(p));
+  Problem fp8 = p;
+  fp8.dtype = ZYFA_DTYPE_FP8_E4M3;
+  EXPECT_FALSE(kernels::bf16_attention_supports(fp8));
+  Problem past_4gib = p;
+  past_4gib.k.batch_stride = (int64_t(1) << 33);  // 16 GiB between batches: TMA takes it (below 2^40 bytes)
+  EXPECT_TRUE(kernels::bf16_attention_supports(past_4gib));
+  Problem past_tma = p;
+  past_tma.v.batch_stride = (int64_t(1) << 39);  // 2^40 bytes: past TMA's stride limit
+  EXPECT_FALSE(kernels::bf16_attention_supports(past_tma));
+  Problem odd_out = p;
+  odd_out.out.head_stride = 129;  // the epilogue stores bf16 pairs
+  EXPECT_FALSE(kernels::bf16_attention_supports(odd_out));
+  Problem long_rows = p;
+  long_rows.seqlen = int64_t(1) << 31;  // past the kernel's int32 row indices
+  EXPECT_FALSE(kernels::bf16_attention_supports(long_rows));
+}
+
+// Batch 1 of q, k, v and out starts past 2^31 elements and 4 GiB: the TMA maps and the epilogue's 64-bit
+// index math must reach it; the output check and the error against fp64 catch a wrong place.
+TEST(Bf16LargeOffsets, BatchPastFourGiBRunsHere) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  const AttentionShape sh = shape(128, 2, 300, 2, 1, Layout::kBSHD);
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  constexpr int64_t kStride = (int64_t(1) << 31) + 1024;  // bf16 elements between batches: 4 GiB + 2 KiB
+  constexpr size_t kElem = 2;
+  HostAttention h(sh);
+  h.set_inputs(generate_activations(sh.qkv(), ActivationSpec{}, seed));
+  h.poison_outputs();
+  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
+
+  // Each tensor's batches, `kStride` elements apart on the device.
+  Problem p = h.problem();
+  DeviceBuffer bufs[4];
+  HostTensor *tensors[4] = {&h.q, &h.k, &h.v, &h.out};
+  TensorRef *refs[4] = {&p.q, &p.k, &p.v, &p.out};
+  for (int i = 0; i < 4; ++i) {
+    const size_t region = size_t(tensors[i]->storage_elements() / sh.batch) * kElem;
+    ASSERT_EQ(bufs[i].allocate(size_t(kStride) * kElem * size_t(sh.batch - 1) + region), "");
+    for (int64_t b = 0; b < sh.batch; ++b)
+      ASSERT_EQ(cuda_status("cudaMemcpy", cudaMemcpy(static_cast<uint8_t *>(bufs[i].get()) + size_t(b * kStride) * kElem,
+                                                     static_cast<const uint8_t *>(tensors[i]->data()) + size_t(b) * region,
+                                                     region, cudaMemcpyHostToDevice)),
+                "");
+    refs[i]->ptr = bufs[i].get();
+    refs[i]->batch_stride = kStride;
+  }
+  DeviceBuffer lse;
+  ASSERT_EQ(lse.upload(h.lse.data(), h.lse.size() * sizeof(float)), "");
+  p.lse = static_cast<float *>(lse.get());
+  ASSERT_TRUE(kernels::bf16_attention_supports(p)) << "a problem past 4 GiB must run on the BF16 kernel";
+
+  std::shared_ptr<const Plan> plan;
+  ASSERT_EQ(bf16_schedule(p, ZYFA_LAYOUT_STRIDED, &plan), "");
+  ASSERT_EQ(launch_and_wait(p, plan->schedule), "");
+  const size_t out_region = size_t(h.out.storage_elements() / sh.batch) * kElem;
+  for (int64_t b = 0; b < sh.batch; ++b)
+    ASSERT_EQ(cuda_status("cudaMemcpy", cudaMemcpy(static_cast<uint8_t *>(h.out.data()) + size_t(b) * out_region,
+                                                   static_cast<const uint8_t *>(bufs[3].get()) + size_t(b * kStride) * kElem,
+                                                   out_region, cudaMemcpyDeviceToHost)),
+              "");
+  ASSERT_EQ(lse.download(h.lse.data(), h.lse.size() * sizeof(float)), "");
+  EXPECT_TRUE(outputs_written(h));
+  const ErrorStats out_err = compare_to_reference(h.out_values(), exact.out);
+  const ErrorStats lse_err = compare_to_reference(h.lse_values(), exact.lse);
+  EXPECT_TRUE(within_rel_rms(out_err, kMaxRelRms));
+  EXPECT_LE(lse_err.max_abs, kMaxLseAbs) << lse_err.describe();
+  std::printf("[bf16] %-36s seed %llu  batch stride %lld elements, BF16 kernel: out rel_rms %.3e  lse max_abs %.2e\n",
+              sh.name().c_str(), (unsigned long long)seed, (long long)kStride, out_err.rel_rms, lse_err.max_abs);
+}
+
+// ---------------------------------------------------------------- throughput (opt-in)
+
+// The seed's protocol: batch 1, H = max(32, 262144 / S) heads (MHA), BSHD, Gaussian inputs with std 0.1.
+struct TimingCase {
+  int64_t d_qk, seqlen;
+};
+
+// Gaussian bf16 values, std `sd`, generated on all cores (the inputs of the timing runs are large).
+std::vector<uint16_t> gaussian_bf16(size_t n, float sd, uint64_t seed) {
+  std::vector<uint16_t> x(n);
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937_64 rng(seed + t);
+      std::normal_distribution<float> normal(0.0f, sd);
+      for (size_t i = t; i < n; i += threads) x[i] = numerics::bf16_bits(normal(rng));
+    });
+  for (std::thread &t : pool) t.join();
+  return x;
+}
+
+// fp64 attention of one query row of (batch 0, head h) over BSHD host tensors, for spot checks.
+std::vector<double> exact_row(const std::vector<uint16_t> &q, const std::vector<uint16_t> &k,
+                              const std::vector<uint16_t> &v, int64_t heads, int64_t d_qk, int64_t d_v, int64_t h,
+                              int64_t row, double scale) {
+  const auto at = [](const std::vector<uint16_t> &t, int64_t i) { return double(numerics::bf16_value(t[size_t(i)])); };
+  std::vector<double> s(size_t(row + 1));
+  double mx = -INFINITY;
+  for (int64_t j = 0; j <= row; ++j) {
+    double dot = 0;
+    for (int64_t d = 0; d < d_qk; ++d) dot += at(q, (row * heads + h) * d_qk + d) * at(k, (j * heads + h) * d_qk + d);
+    s[size_t(j)] = dot * scale;
+    mx = std::max(mx, s[size_t(j)]);
+  }
+  std::vector<double> o(size_t(d_v), 0.0);
+  double l = 0;
+  for (int64_t j = 0; j <= row; ++j) {
+    const double p = std::exp(s[size_t(j)] - mx);
+    l += p;
+    for (int64_t d = 0; d < d_v; ++d) o[size_t(d)] += p * at(v, (j * heads + h) * d_v + d);
+  }
+  for (double &x : o) x /= l;
+  return o;
+}
+
+TEST(Bf16Throughput, SeedProtocol) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  if (!std::getenv("ZYFA_BF16_TIMING")) GTEST_SKIP() << "set ZYFA_BF16_TIMING=1 to time the seed protocol";
+  constexpr int kWarmup = 3, kTimed = 20;
+  constexpr float kStd = 0.1f;
+  const uint64_t seed = fresh_seed();
+  for (const TimingCase tc : {TimingCase{128, 4096}, TimingCase{128, 16384}, TimingCase{192, 4096},
+                              TimingCase{192, 16384}}) {
+    const int64_t S = tc.seqlen, H = std::max<int64_t>(32, 262144 / S), dqk = tc.d_qk, dv = 128;
+    const std::vector<uint16_t> q = gaussian_bf16(size_t(S * H * dqk), kStd, seed),
+                                k = gaussian_bf16(size_t(S * H * dqk), kStd, seed + 1000),
+                                v = gaussian_bf16(size_t(S * H * dv), kStd, seed + 2000);
+    DeviceBuffer dq, dk, dv_, dout;
+    ASSERT_EQ(dq.upload(q.data(), q.size() * 2), "");
+    ASSERT_EQ(dk.upload(k.data(), k.size() * 2), "");
+    ASSERT_EQ(dv_.upload(v.data(), v.size() * 2), "");
+    ASSERT_EQ(dout.allocate(size_t(S * H * dv) * 2), "");
+    zyfa_attn_desc desc = ZYFA_ATTN_DESC_INIT;
+    desc.batch = 1, desc.seqlen = S, desc.nheads = H, desc.nheads_k = H, desc.d_qk = dqk, desc.d_v = dv;
+    desc.q = dq.get(), desc.k = dk.get(), desc.v = dv_.get(), desc.out = dout.get();
+    Problem p;
+    ASSERT_EQ(validate_attention(&desc, PointerCheck::kRequired, &p), ZYFA_STATUS_SUCCESS) << last_error();
+    ASSERT_TRUE(kernels::bf16_attention_supports(p));
+    int sms = 0;
+    ASSERT_EQ(cuda_status("cudaDeviceGetAttribute", cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0)), "");
+
+    for (JobOrder order : {JobOrder::kHeadThenPair, JobOrder::kPairThenHead}) {
+      std::vector<Job> jobs;
+      ASSERT_EQ(build_job_table(1, H, H, S, &jobs, order), ZYFA_STATUS_SUCCESS);
+      DeviceBuffer table;
+      ASSERT_EQ(table.upload(jobs.data(), jobs.size() * sizeof(Job)), "");
+      kernels::Schedule sched;
+      sched.jobs = static_cast<const Job *>(table.get());
+      sched.n_jobs = int32_t(jobs.size());
+      sched.grid = std::min<int32_t>(sms * kernels::bf16_attention_ctas_per_sm(), sched.n_jobs);
+      ASSERT_EQ(cuda_status("cudaMemset", cudaMemset(dout.get(), 0xff, dout.size())), "");
+      for (int i = 0; i < kWarmup; ++i) ASSERT_EQ(launch_and_wait(p, sched), "");
+      cudaEvent_t start[kTimed], stop[kTimed];
+      for (int i = 0; i < kTimed; ++i) {
+        ASSERT_EQ(cuda_status("cudaEventCreate", cudaEventCreate(&start[i])), "");
+        ASSERT_EQ(cuda_status("cudaEventCreate", cudaEventCreate(&stop[i])), "");
+      }
+      for (int i = 0; i < kTimed; ++i) {
+        cudaEventRecord(start[i]);
+        ASSERT_EQ(cuda_status("launch", kernels::launch_bf16_attention(p, sched, nullptr)), "");
+        cudaEventRecord(stop[i]);
+      }
+      ASSERT_EQ(cuda_status("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
+      std::vector<float> ms(kTimed);
+      for (int i = 0; i < kTimed; ++i) {
+        cudaEventElapsedTime(&ms[size_t(i)], start[i], stop[i]);
+        cudaEventDestroy(start[i]);
+        cudaEventDestroy(stop[i]);
+      }
+      std::sort(ms.begin(), ms.end());
+      const double median_ms = ms[kTimed / 2];
+      const double tflops = p.flops() / (median_ms * 1e-3) / 1e12;
+
+      // Spot checks of the timed output against fp64: first, middle and last rows of the first and last heads.
+      std::vector<uint16_t> out(size_t(S * H * dv));
+      ASSERT_EQ(dout.download(out.data(), out.size() * 2), "");
+      double err2 = 0, ref2 = 0;
+      for (int64_t h : {int64_t(0), H - 1})
+        for (int64_t row : {int64_t(0), S / 2 + 3, S - 1}) {
+          const std::vector<double> e = exact_row(q, k, v, H, dqk, dv, h, row, double(p.softmax_scale));
+          for (int64_t d = 0; d < dv; ++d) {
+            const double got = numerics::bf16_value(out[size_t((row * H + h) * dv + d)]);
+            err2 += (got - e[size_t(d)]) * (got - e[size_t(d)]);
+            ref2 += e[size_t(d)] * e[size_t(d)];
+          }
+        }
+      const double spot_rel_rms = std::sqrt(err2 / ref2);
+      EXPECT_LE(spot_rel_rms, kMaxRelRms);
+      std::printf("[bf16-timing] d_qk %lld S %6lld H %3lld order %-13s grid %d: median %.3f ms (min %.3f, max %.3f)  "
+                  "%.1f TFLOP/s  spot rel_rms %.2e\n",
+                  (long long)dqk, (long long)S, (long long)H,
+                  order == JobOrder::kHeadThenPair ? "head>pair" : "pair>head", sched.grid, median_ms, ms.front(),
+                  ms.back(), tflops, spot_rel_rms);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zyfa::test
