@@ -48,13 +48,14 @@ int run_accuracy_mode(const Options &o) {
   ActivationCache activations;
   std::vector<Record> records;
   for (const Case &c : expand_cases(o)) {
-    CaseContext ctx(c, activations.get(c.shape, c.inputs, Purpose::kAccuracy), o.impls, stream);
+    const test::ActivationSpec spec = activation_spec(c.inputs, Purpose::kAccuracy, o.input_std);
+    CaseContext ctx(c, activations.get(c.shape, c.inputs, spec), o.impls, stream);
     const std::vector<RowId> rows = sample_rows(c.shape, o.rows_per_head, case_seed(c.shape, c.inputs));
     const SampledReference ref = reference_rows(ctx.host().problem(), rows);
     std::map<std::string, Record> by_impl;
     for (const std::string &impl : o.impls) {
       Record r = base_record(impl, c, "accuracy");
-      r.set("input_std", double(activation_spec(c.inputs, Purpose::kAccuracy).std)).set_null("tflops")
+      r.set("input_std", double(spec.std)).set_null("tflops")
           .set("rows_checked", int64_t(rows.size()));
       Kernel *k = ctx.kernel(impl);
       if (!k) {

@@ -4,13 +4,13 @@
 
 namespace zyfa::bench {
 
-const test::Activations &ActivationCache::get(const Shape &shape, Inputs inputs, Purpose purpose) {
-  const std::string key = shape.family + "/" + std::to_string(shape.seqlen) + "/" + inputs_name(inputs) +
-                          (purpose == Purpose::kTiming ? "/timing" : "/accuracy");
+const test::Activations &ActivationCache::get(const Shape &shape, Inputs inputs, const test::ActivationSpec &spec) {
+  const std::string key = shape.family + "/" + std::to_string(shape.seqlen) + "/" + inputs_name(inputs) + "/" +
+                          std::to_string(spec.std);
   if (key != key_) {
     key_.clear();
     activations_ = test::Activations{};  // free the old tensors before the new ones exist
-    activations_ = make_activations(shape, inputs, purpose);
+    activations_ = make_activations(shape, inputs, spec);
     key_ = key;
   }
   return activations_;

@@ -16,7 +16,7 @@ namespace zyfa::bench {
 // The activations of the last shape asked for: consecutive cases that differ only in dtype share them.
 class ActivationCache {
  public:
-  const test::Activations &get(const Shape &shape, Inputs inputs, Purpose purpose);
+  const test::Activations &get(const Shape &shape, Inputs inputs, const test::ActivationSpec &spec);
 
  private:
   std::string key_;

@@ -58,7 +58,7 @@ void check_sampled_reference() {
       s.nheads = 4;
       s.nheads_k = s.family == "gqa-d128" ? 2 : 4;
       const Case c{s, dtype, Inputs::kStructured};
-      const auto host = make_host_inputs(c, make_activations(s, c.inputs, Purpose::kAccuracy));
+      const auto host = make_host_inputs(c, make_activations(s, c.inputs, activation_spec(c.inputs, Purpose::kAccuracy)));
       const auto full = ref::attention_fp64(host->problem());
       const std::vector<RowId> rows = sample_rows(s, 16, case_seed(s, c.inputs));
       const SampledReference sampled = reference_rows(host->problem(), rows);
@@ -103,7 +103,7 @@ void print_generator_stats() {
         s.nheads = 8;
         s.nheads_k = 2;
         const test::ActivationSpec spec = activation_spec(in, p);
-        const test::ActivationStats st = test::activation_stats(make_activations(s, in, p));
+        const test::ActivationStats st = test::activation_stats(make_activations(s, in, spec));
         std::printf("%s, std %g, d_qk %lld:\n%s\n", inputs_name(in), double(spec.std), (long long)d_qk,
                     test::format_stats(st).c_str());
         check(std::isfinite(st.q.std) && st.q.std > 0 && std::isfinite(st.logit_std) && st.sampled_rows > 0,

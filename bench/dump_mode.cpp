@@ -43,7 +43,8 @@ int run_dump_mode(const Options &o) {
   const Purpose purpose = o.purpose == "accuracy" ? Purpose::kAccuracy : Purpose::kTiming;
   ActivationCache activations;
   for (const Case &c : expand_cases(o)) {
-    const auto host = make_host_inputs(c, activations.get(c.shape, c.inputs, purpose));
+    const test::ActivationSpec spec = activation_spec(c.inputs, purpose, o.input_std);
+    const auto host = make_host_inputs(c, activations.get(c.shape, c.inputs, spec));
     const std::string dir = o.dump_dir + "/" + case_dir_name(c);
     make_dir(dir);
     write_file(dir + "/q.bin", host->q.data(), host->q.size_bytes());
@@ -61,7 +62,7 @@ int run_dump_mode(const Options &o) {
       n_rows = int64_t(ref.rows.size());
     }
     Record meta = base_record("", c, purpose == Purpose::kAccuracy ? "accuracy" : "kernel");
-    meta.set("input_std", double(activation_spec(c.inputs, purpose).std)).set("seed", std::to_string(case_seed(c.shape, c.inputs)))
+    meta.set("input_std", double(spec.std)).set("seed", std::to_string(case_seed(c.shape, c.inputs)))
         .set("layout", "bshd").set("q_descale", double(host->q_descale.at(0)))
         .set("k_descale", double(host->k_descale.at(0))).set("v_descale", double(host->v_descale.at(0)))
         .set("softmax_scale", 1.0 / std::sqrt(double(c.shape.d_qk))).set("rows", n_rows)

@@ -7,12 +7,12 @@
 
 namespace zyfa::bench {
 
-test::ActivationSpec activation_spec(Inputs inputs, Purpose purpose) {
+test::ActivationSpec activation_spec(Inputs inputs, Purpose purpose, float gaussian_std) {
   test::ActivationSpec spec;  // outlier_std 10, rate 0.001, structured defaults: FA3's and the generator's
   switch (inputs) {
     case Inputs::kGaussian:
       spec.kind = test::ActivationKind::kGaussian;
-      spec.std = purpose == Purpose::kTiming ? kTimingGaussianStd : kAccuracyGaussianStd;
+      spec.std = gaussian_std > 0 ? gaussian_std : purpose == Purpose::kTiming ? kTimingGaussianStd : kAccuracyGaussianStd;
       break;
     case Inputs::kOutlier:
       spec.kind = test::ActivationKind::kOutlier;
@@ -35,9 +35,9 @@ uint64_t case_seed(const Shape &shape, Inputs inputs) {
   return h;
 }
 
-test::Activations make_activations(const Shape &shape, Inputs inputs, Purpose purpose) {
+test::Activations make_activations(const Shape &shape, Inputs inputs, const test::ActivationSpec &spec) {
   const test::QkvShape qkv{shape.batch, shape.seqlen, shape.nheads, shape.nheads_k, shape.d_qk, shape.d_v};
-  return test::generate_activations(qkv, activation_spec(inputs, purpose), case_seed(shape, inputs));
+  return test::generate_activations(qkv, spec, case_seed(shape, inputs));
 }
 
 std::unique_ptr<test::HostAttention> make_host_inputs(const Case &c, const test::Activations &a) {

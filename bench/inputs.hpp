@@ -23,11 +23,12 @@ enum class Purpose { kTiming, kAccuracy };
 
 // The generator parameters of an input kind (outlier: FlashAttention-3's N(0,1) + N(0,100)*Bernoulli(0.001);
 // structured: test/support/activations.hpp's defaults at std 1).
-test::ActivationSpec activation_spec(Inputs inputs, Purpose purpose);
+// `gaussian_std` > 0 replaces the Gaussian std of the purpose (--input-std: e.g. NVIDIA's std-1 inputs).
+test::ActivationSpec activation_spec(Inputs inputs, Purpose purpose, float gaussian_std = 0.0f);
 // One seed per (shape, input kind): reruns, both dtypes and the Python peers see the same tensors.
 uint64_t case_seed(const Shape &shape, Inputs inputs);
 
-test::Activations make_activations(const Shape &shape, Inputs inputs, Purpose purpose);
+test::Activations make_activations(const Shape &shape, Inputs inputs, const test::ActivationSpec &spec);
 // BF16, or FP8 with one power-of-two descale per tensor (zyfa_quantize_fp8's rule), BSHD, with LSE.
 std::unique_ptr<test::HostAttention> make_host_inputs(const Case &c, const test::Activations &a);
 // V = all ones with descale 1: every output row must then be exactly 1, whatever the probabilities.

@@ -41,7 +41,7 @@ std::string usage() {
   --seqlens=2048,...  --inputs=gaussian,outlier,structured
   --repeats=3  --idle-s=5  --idle-from=16384  --min-time-s=0.25  --max-calls=100  --warmup-s=0.2
   --sustained-idle-s=2  --sustained-warmup-s=1  --sustained-time-s=3
-  --rows-per-head=64  --purpose=timing|accuracy (dump)  --dump-dir=DIR  --json=FILE
+  --rows-per-head=64  --purpose=timing|accuracy (dump)  --input-std=0.1|1 (Gaussian)  --dump-dir=DIR  --json=FILE
 Google Benchmark's own --benchmark_* flags are passed through (kernel and sustained modes).
 )";
 }
@@ -92,6 +92,7 @@ Options parse_options(int *argc, char **argv) {
     else if (flag == "--sustained-time-s") o.sustained.time_s = parse_double(flag, v);
     else if (flag == "--rows-per-head") o.rows_per_head = parse_int(flag, v);
     else if (flag == "--purpose") o.purpose = v;
+    else if (flag == "--input-std") o.input_std = float(parse_double(flag, v));
     else if (flag == "--json") o.json = v;
     else if (flag == "--dump-dir") o.dump_dir = v;
     else throw std::invalid_argument("unknown flag " + flag + "\n" + usage());

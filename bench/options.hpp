@@ -24,6 +24,7 @@ struct Options {
   KernelProtocol kernel;
   SustainedProtocol sustained;
   int64_t rows_per_head = 64;    // accuracy and dump: query rows per head checked against fp64
+  float input_std = 0.0f;        // > 0: the Gaussian std instead of the purpose's (0.1 timing, 1 accuracy)
   std::string purpose = "timing";  // dump: the Gaussian std of timing (0.1) or accuracy (1)
   std::string json;              // where the records go
   std::string dump_dir;

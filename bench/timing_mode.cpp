@@ -58,7 +58,7 @@ class TimingRun {
         if (it == slots_.end()) continue;  // filtered out
         const Slot &s = it->second;
         Record r = base_record(impl, cases_[ci], o_.mode);
-        r.set("input_std", double(activation_spec(cases_[ci].inputs, Purpose::kTiming).std));
+        r.set("input_std", double(activation_spec(cases_[ci].inputs, Purpose::kTiming, o_.input_std).std));
         auto info = info_.find({ci, impl});
         if (info != info_.end()) {
           r.set("plan", info->second[0]).set("out_dtype", info->second[1]);
@@ -91,7 +91,8 @@ class TimingRun {
       ctx_.reset();  // one case on the GPU at a time
       ctx_index_ = ci;
       const Case &c = cases_[ci];
-      ctx_ = std::make_unique<CaseContext>(c, activations_.get(c.shape, c.inputs, Purpose::kTiming), o_.impls, stream_);
+      const test::ActivationSpec spec = activation_spec(c.inputs, Purpose::kTiming, o_.input_std);
+      ctx_ = std::make_unique<CaseContext>(c, activations_.get(c.shape, c.inputs, spec), o_.impls, stream_);
       for (const auto &impl : o_.impls) {
         if (Kernel *k = ctx_->kernel(impl)) info_[{ci, impl}] = {k->plan(), k->out_dtype(), k->notes()};
         else slots_[{ci, impl}].error = ctx_->why_not(impl);

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""The Python peers of zyfa_bench, on the device, over the same cases, protocol and inputs.
+
+Peers: PyTorch SDPA with the cuDNN backend (torch-cudnn) and the flash backend (torch-flash, FA2),
+and FlashAttention-3 forward (fa3, BF16 and FP8) from the fa3-fwd wheel. The inputs are not generated
+here: for every case the zyfa_bench binary writes its tensors (--mode=dump), so the peers see the very
+BF16 values, FP8 codes and descales that zyfa and cuDNN get (and, for the accuracy study, the same
+sampled rows and fp64 reference).
+
+Protocol (as zyfa_bench's): kernel mode warms each peer up, then times `repeats` rounds of back-to-back
+calls between CUDA events, the peer order rotating by one each round, the GPU idling before long cases;
+the record keeps the median round. Sustained mode: idle, 1 s back to back untimed, >= 3 s timed.
+
+Records follow bench/results' schema (impl, dtype, d_qk, d_v, batch, seqlen, nheads, nheads_k, inputs,
+mode, tflops, rel_rms_err, ...). A peer that cannot run a case gets a record with its error.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+IMPLS = ["torch-cudnn", "torch-flash", "fa3"]
+FAMILIES = ["mha-d128", "gqa-d128", "mha-d192", "gqa-d192", "llama3.1-8b"]
+SEQLENS = [2048, 4096, 8192, 16384, 32768]
+
+
+# ---------------------------------------------------------------- inputs from zyfa_bench --mode=dump
+def dump_case(bench, tmp, family, seqlen, inputs, dtype, purpose, rows_per_head):
+    """Runs the bench binary for one case and returns its directory (the only one under tmp)."""
+    shutil.rmtree(tmp, ignore_errors=True)
+    cmd = [bench, "--mode=dump", f"--dump-dir={tmp}", f"--families={family}", f"--seqlens={seqlen}",
+           f"--inputs={inputs}", f"--dtypes={dtype}", f"--purpose={purpose}", f"--rows-per-head={rows_per_head}"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
+    return out[-1]
+
+
+def load_case(case_dir, device):
+    with open(os.path.join(case_dir, "meta.json")) as f:
+        meta = json.load(f)
+    b, s, h, hk = meta["batch"], meta["seqlen"], meta["nheads"], meta["nheads_k"]
+    dqk, dv = meta["d_qk"], meta["d_v"]
+    dt = torch.float8_e4m3fn if meta["dtype"] == "fp8" else torch.bfloat16
+    raw_dtype = torch.uint8 if meta["dtype"] == "fp8" else torch.int16
+
+    def tensor(name, heads, dim):
+        x = torch.from_file(os.path.join(case_dir, name), dtype=raw_dtype, size=b * s * heads * dim)
+        return x.view(dt).view(b, s, heads, dim).to(device)
+
+    t = {"q": tensor("q.bin", h, dqk), "k": tensor("k.bin", hk, dqk), "v": tensor("v.bin", hk, dv)}
+    if meta["rows"] > 0:
+        n = meta["rows"]
+        t["rows"] = torch.from_file(os.path.join(case_dir, "rows.bin"), dtype=torch.int64, size=3 * n).view(n, 3)
+        t["ref_out"] = torch.from_file(os.path.join(case_dir, "ref_out.bin"), dtype=torch.float64, size=n * dv).view(n, dv)
+        t["ref_lse"] = torch.from_file(os.path.join(case_dir, "ref_lse.bin"), dtype=torch.float64, size=n)
+    return meta, t
+
+
+# ---------------------------------------------------------------- the peers
+class Unsupported(Exception):
+    pass
+
+
+def make_call(impl, meta, t, want_lse=False):
+    """A zero-argument callable running one attention call; returns (out BSHD, lse (B,H,S) or None)."""
+    fp8 = meta["dtype"] == "fp8"
+    h, hk = meta["nheads"], meta["nheads_k"]
+    q, k, v = t["q"], t["k"], t["v"]
+    scale = meta["softmax_scale"]
+    if impl in ("torch-cudnn", "torch-flash"):
+        if fp8:
+            raise Unsupported("PyTorch SDPA has no FP8 path")
+        if impl == "torch-flash" and meta["d_qk"] != meta["d_v"]:
+            raise Unsupported("PyTorch's flash backend rejects d_qk != d_v")
+        backend = (torch.nn.attention.SDPBackend.CUDNN_ATTENTION if impl == "torch-cudnn"
+                   else torch.nn.attention.SDPBackend.FLASH_ATTENTION)
+        # BSHD storage seen as (B, H, S, D) views, as a model passes it (the anchors measured both).
+        qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        gqa = h != hk
+
+        def call():
+            with torch.nn.attention.sdpa_kernel(backend):
+                o = F.scaled_dot_product_attention(qt, kt, vt, is_causal=True, scale=scale, enable_gqa=gqa)
+            return o.transpose(1, 2), None
+
+        if want_lse:
+            # The public API returns no LSE; the backend's own op does (keys expanded for GQA: same math).
+            ke = kt.repeat_interleave(h // hk, dim=1) if gqa else kt
+            ve = vt.repeat_interleave(h // hk, dim=1) if gqa else vt
+
+            def call_lse():
+                out, _ = call()
+                if impl == "torch-cudnn":
+                    r = torch.ops.aten._scaled_dot_product_cudnn_attention(qt, ke, ve, None, True, 0.0, True, False,
+                                                                            scale=scale)
+                else:
+                    r = torch.ops.aten._scaled_dot_product_flash_attention(qt, ke, ve, 0.0, True, False, scale=scale)
+                return out, r[1]
+            return call_lse
+        return call
+    if impl == "fa3":
+        try:
+            from fa3_fwd_interface import flash_attn_func
+        except Exception as e:  # noqa: BLE001 - any import failure means the wheel does not run here
+            raise Unsupported(f"fa3-fwd does not import: {type(e).__name__}: {e}")
+        kw = {"causal": True, "softmax_scale": scale}
+        if fp8:
+            b = meta["batch"]
+            for name in ("q", "k", "v"):
+                kw[f"{name}_descale"] = torch.full((b, hk), meta[f"{name}_descale"], dtype=torch.float32, device=q.device)
+
+        def call():
+            r = flash_attn_func(q, k, v, return_attn_probs=want_lse, **kw)
+            if isinstance(r, tuple):
+                return r[0], (r[1] if want_lse else None)
+            return r, None
+        return call
+    raise Unsupported(f"unknown peer {impl}")
+
+
+# ---------------------------------------------------------------- timing
+def time_calls(call, calls):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(calls):
+        call()
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop) / calls
+
+
+def warm_up(call, seconds, min_calls):
+    total_ms, total_calls, batch = 0.0, 0, 1
+    while total_calls < min_calls or total_ms < seconds * 1e3:
+        total_ms += time_calls(call, batch) * batch
+        total_calls += batch
+        batch = min(batch * 2, 64)
+    return total_ms / total_calls
+
+
+def calls_per_repeat(args, ms):
+    return int(min(max(math.ceil(args.min_time_s * 1e3 / max(ms, 1e-6)), 10), args.max_calls))
+
+
+def base_record(impl, meta, mode):
+    keys = ["dtype", "d_qk", "d_v", "batch", "seqlen", "nheads", "nheads_k", "inputs"]
+    r = {"impl": impl, **{k: meta[k] for k in keys}, "mode": mode, "family": meta["family"],
+         "input_std": meta["input_std"]}
+    return r
+
+
+def run_timing(args, meta, t, impls, case_index):
+    flops = meta["batch"] * meta["nheads"] * meta["seqlen"] ** 2 * (meta["d_qk"] + meta["d_v"])
+    calls, errors, ms_list, info = {}, {}, {i: [] for i in impls}, {}
+    for impl in impls:
+        try:
+            calls[impl] = make_call(impl, meta, t)
+        except Unsupported as e:
+            errors[impl] = str(e)
+    live = [i for i in impls if i in calls]
+    if meta["seqlen"] >= args.idle_from:
+        time.sleep(args.idle_s)
+    if args.mode == "sustained":
+        for j in range(len(live)):
+            impl = live[(j + case_index) % len(live)]
+            try:
+                time.sleep(args.sustained_idle_s)
+                ms = warm_up(calls[impl], args.sustained_warmup_s, 1)
+                n = max(1, math.ceil(1.1 * args.sustained_time_s * 1e3 / max(ms, 1e-6)))
+                ms_list[impl].append(time_calls(calls[impl], n))
+                info[impl] = {"calls": n, "timed_s": ms_list[impl][-1] * n / 1e3}
+            except Exception as e:  # noqa: BLE001 - a failing peer is recorded, the run goes on
+                errors[impl] = f"{type(e).__name__}: {e}"
+    else:
+        for r in range(args.repeats):
+            for j in range(len(live)):
+                impl = live[(j + r) % len(live)]
+                if impl in errors:
+                    continue
+                try:
+                    if impl not in info:
+                        info[impl] = {"calls": calls_per_repeat(args, warm_up(calls[impl], args.warmup_s, 3))}
+                    ms_list[impl].append(time_calls(calls[impl], info[impl]["calls"]))
+                except Exception as e:  # noqa: BLE001
+                    errors[impl] = f"{type(e).__name__}: {e}"
+    records = []
+    for impl in impls:
+        rec = base_record(impl, meta, args.mode)
+        ms = sorted(ms_list[impl])
+        if ms and impl not in errors:
+            med = ms[len(ms) // 2]
+            rec.update({"tflops": flops / (med * 1e-3) / 1e12, "time_ms": med,
+                        "tflops_repeats": [flops / (m * 1e-3) / 1e12 for m in ms_list[impl]], **info[impl],
+                        "repeats": len(ms)})
+        else:
+            rec.update({"tflops": None, "error": errors.get(impl, "not run")})
+        records.append(rec)
+        print(json.dumps(rec), flush=True)
+    return records
+
+
+# ---------------------------------------------------------------- accuracy
+def run_accuracy(args, meta, t, impls):
+    rows = t["rows"].to(t["q"].device)
+    b_idx, h_idx, s_idx = rows[:, 0], rows[:, 1], rows[:, 2]
+    ref_out, ref_lse = t["ref_out"], t["ref_lse"]
+    records = []
+    ones = dict(t, v=torch.ones_like(t["v"].float()).to(t["v"].dtype))
+    for impl in impls:
+        rec = base_record(impl, meta, "accuracy")
+        rec.update({"tflops": None, "rows_checked": int(rows.shape[0])})
+        try:
+            out, lse = make_call(impl, meta, t, want_lse=True)()
+            torch.cuda.synchronize()
+            got = out[b_idx, s_idx, h_idx].double().cpu()
+            diff = got - ref_out
+            rec["rel_rms_err"] = float(diff.pow(2).sum().sqrt() / ref_out.pow(2).sum().sqrt())
+            rec["max_abs_err"] = float(diff.abs().max())
+            rec["nonfinite_out"] = int((~torch.isfinite(out.float())).sum())
+            if lse is not None:
+                lse_rows = lse.reshape(meta["batch"], meta["nheads"], -1)[b_idx, h_idx, s_idx].double().cpu()
+                rec["lse_max_abs_err"] = float((lse_rows - ref_lse).abs().max())
+            else:
+                rec["lse_max_abs_err"] = None
+            ones_meta = dict(meta, v_descale=1.0)
+            o1, _ = make_call(impl, ones_meta, ones)()
+            torch.cuda.synchronize()
+            rec["rows_sum_max_err"] = float((o1.float() - 1.0).abs().max())
+        except Unsupported as e:
+            rec.update({"rel_rms_err": None, "error": str(e)})
+        except Exception as e:  # noqa: BLE001
+            rec.update({"rel_rms_err": None, "error": f"{type(e).__name__}: {e}"})
+        records.append(rec)
+        print(json.dumps(rec), flush=True)
+    return records
+
+
+# ---------------------------------------------------------------- main
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bench", required=True, help="the zyfa_bench binary (writes the inputs)")
+    p.add_argument("--mode", choices=["kernel", "sustained", "accuracy"], default="kernel")
+    p.add_argument("--impls", default=",".join(IMPLS))
+    p.add_argument("--dtypes", default="bf16,fp8")
+    p.add_argument("--families", default=",".join(FAMILIES))
+    p.add_argument("--seqlens", default=None)
+    p.add_argument("--inputs", default=None)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--idle-s", type=float, default=5.0)
+    p.add_argument("--idle-from", type=int, default=16384)
+    p.add_argument("--warmup-s", type=float, default=0.2)
+    p.add_argument("--min-time-s", type=float, default=0.25)
+    p.add_argument("--max-calls", type=int, default=100)
+    p.add_argument("--sustained-idle-s", type=float, default=2.0)
+    p.add_argument("--sustained-warmup-s", type=float, default=1.0)
+    p.add_argument("--sustained-time-s", type=float, default=3.0)
+    p.add_argument("--rows-per-head", type=int, default=64)
+    p.add_argument("--tmp", default="/tmp/zyfa-peers")
+    p.add_argument("--json", required=True)
+    args = p.parse_args()
+    defaults = {"kernel": (SEQLENS, "gaussian"), "sustained": ([16384], "gaussian"),
+                "accuracy": ([4096, 16384], "gaussian,outlier,structured")}[args.mode]
+    seqlens = [int(s) for s in args.seqlens.split(",")] if args.seqlens else defaults[0]
+    inputs = (args.inputs or defaults[1]).split(",")
+    impls = args.impls.split(",")
+    purpose = "accuracy" if args.mode == "accuracy" else "timing"
+    device = torch.device("cuda")
+    records = []
+    case_index = 0
+    for family in args.families.split(","):
+        for s in seqlens:
+            for inp in inputs:
+                for dtype in args.dtypes.split(","):
+                    case_dir = dump_case(args.bench, args.tmp, family, s, inp, dtype, purpose, args.rows_per_head)
+                    meta, t = load_case(case_dir, device)
+                    meta["family"] = family
+                    if args.mode == "accuracy":
+                        records += run_accuracy(args, meta, t, impls)
+                    else:
+                        records += run_timing(args, meta, t, impls, case_index)
+                    case_index += 1
+                    del t
+                    torch.cuda.empty_cache()
+    shutil.rmtree(args.tmp, ignore_errors=True)
+    versions = {"torch": torch.__version__, "torch_cuda": torch.version.cuda,
+                "torch_cudnn": torch.backends.cudnn.version()}
+    try:
+        import importlib.metadata as md
+        versions["fa3_fwd"] = md.version("fa3_fwd")
+    except Exception:  # noqa: BLE001 - not installed
+        versions["fa3_fwd"] = None
+    with open(args.json, "w") as f:
+        json.dump({"tool": "bench/peers.py", "argv": sys.argv, "versions": versions, "records": records}, f, indent=1)
+    print(f"peers.py: {len(records)} records, {sum(r.get('tflops') is None and r['mode'] != 'accuracy' for r in records)}"
+          " without a time", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

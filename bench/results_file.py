@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Builds bench/results/<date>-<gpu>.json from the pieces a device run writes.
+
+  wrap   (device) one part of tools/device/run_bench.sh: its records files, the exact command, the
+         clocks read before and after, and the machine's versions -> one part file.
+  merge  (here)   part files -> the results file: {date, gpu, git_commit, driver, cuda, cudnn, torch,
+         parts: [{part, command, clocks_before, clocks_after, ...}], records: [...]}.
+
+The schema of a record (other tools read it; keep it stable): impl (zyfa | cudnn | fa3 | flashinfer |
+torch-flash | torch-cudnn), dtype (bf16 | fp8), d_qk, d_v, batch, seqlen, nheads, nheads_k, inputs
+(gaussian | outlier | structured), mode (kernel | sustained | accuracy), tflops (null for accuracy
+records and failures), rel_rms_err (accuracy records), and extra fields (family, input_std, time_ms,
+tflops_repeats, calls, plan, out_dtype, max_abs_err, lse_max_abs_err, rows_sum_max_err, error, part).
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+REQUIRED = ["impl", "dtype", "d_qk", "d_v", "batch", "seqlen", "nheads", "nheads_k", "inputs", "mode", "tflops"]
+IMPLS = {"zyfa", "cudnn", "fa3", "flashinfer", "torch-flash", "torch-cudnn"}
+
+
+def check_record(r):
+    missing = [k for k in REQUIRED if k not in r]
+    if missing:
+        raise ValueError(f"record lacks {missing}: {r}")
+    if r["impl"] not in IMPLS or r["dtype"] not in ("bf16", "fp8") or \
+            r["inputs"] not in ("gaussian", "outlier", "structured") or \
+            r["mode"] not in ("kernel", "sustained", "accuracy"):
+        raise ValueError(f"record has a value outside the schema: {r}")
+
+
+def run(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.strip()
+    except Exception as e:  # noqa: BLE001 - a missing tool is recorded, not fatal
+        return f"unavailable: {e}"
+
+
+def environment():
+    env = {"nvidia_smi": run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total,power.limit",
+                                "--format=csv,noheader"]),
+           "nvcc": run(["nvcc", "--version"]).splitlines()[-1:],
+           "cuda_driver_version": run(["bash", "-c", "nvidia-smi | grep -o 'CUDA Version: [0-9.]*'"])}
+    try:
+        import torch
+        env.update({"torch": torch.__version__, "torch_cuda": torch.version.cuda,
+                    "cudnn": torch.backends.cudnn.version()})
+    except Exception as e:  # noqa: BLE001
+        env["torch"] = f"unavailable: {e}"
+    return env
+
+
+def wrap(args):
+    records = []
+    tools = []
+    for path in args.records:
+        with open(path) as f:
+            d = json.load(f)
+        tools.append({k: v for k, v in d.items() if k != "records"})
+        for r in d["records"]:
+            r["part"] = args.part
+            check_record(r)
+            records.append(r)
+    with open(args.clocks_before) as f:
+        before = f.read().strip()
+    with open(args.clocks_after) as f:
+        after = f.read().strip()
+    part = {"part": args.part, "command": args.command, "git_commit": args.commit, "clocks_before": before,
+            "clocks_after": after, "environment": environment(), "tools": tools, "records": records}
+    with open(args.out, "w") as f:
+        json.dump(part, f, indent=1)
+    print(f"{args.out}: {len(records)} records")
+
+
+def merge(args):
+    parts = []
+    for path in args.parts:
+        with open(path) as f:
+            parts.append(json.load(f))
+    if not parts:
+        sys.exit("no parts")
+    env = parts[0]["environment"]
+    smi = env["nvidia_smi"].split(", ")
+    out = {"date": args.date, "gpu": smi[0] if smi else "?", "git_commit": parts[0]["git_commit"],
+           "driver": smi[1] if len(smi) > 1 else "?", "cuda": env.get("cuda_driver_version"),
+           "nvcc": env.get("nvcc"), "cudnn": env.get("cudnn"), "torch": env.get("torch"),
+           "parts": [{k: v for k, v in p.items() if k != "records"} for p in parts],
+           "records": [r for p in parts for r in p["records"]]}
+    commits = {p["git_commit"] for p in parts}
+    if len(commits) > 1:
+        out["git_commits"] = sorted(commits)
+    for r in out["records"]:
+        check_record(r)
+    with open(args.out, "w") as f:
+        json.dump(out, f, indent=1)
+    print(f"{args.out}: {len(out['records'])} records from {len(parts)} parts")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("wrap")
+    w.add_argument("--part", required=True)
+    w.add_argument("--command", required=True)
+    w.add_argument("--commit", required=True)
+    w.add_argument("--clocks-before", required=True)
+    w.add_argument("--clocks-after", required=True)
+    w.add_argument("--out", required=True)
+    w.add_argument("records", nargs="+")
+    m = sub.add_parser("merge")
+    m.add_argument("--date", required=True)
+    m.add_argument("--out", required=True)
+    m.add_argument("parts", nargs="+")
+    args = p.parse_args()
+    wrap(args) if args.cmd == "wrap" else merge(args)
+
+
+if __name__ == "__main__":
+    main()
