@@ -9,6 +9,7 @@ from typing import List, Optional, Tuple
 
 import torch
 from torch import Tensor
+from torch._subclasses.fake_tensor import is_fake
 
 from . import _args, _desc, _lib
 
@@ -158,9 +159,9 @@ def descale_arguments(name, q, descales):
     return tensors, values
 
 
-def is_capturing_or_compiling():
-    """cu_seqlens can only be read back (a host sync) in eager mode outside graph capture."""
-    compiler = getattr(torch, "compiler", None)
-    if compiler is not None and compiler.is_compiling():
-        return True
-    return torch.cuda.is_current_stream_capturing()
+def can_read_back(t):
+    """Whether t's values can be read on the host: not while torch.compile, torch.export or make_fx trace
+    (t is then a fake tensor) and not during CUDA graph capture (a read waits for the GPU)."""
+    if torch.compiler.is_compiling() or is_fake(t):
+        return False
+    return not (t.is_cuda and torch.cuda.is_current_stream_capturing())

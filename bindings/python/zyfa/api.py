@@ -99,10 +99,11 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
             raise ValueError(f"{name}: {which} has shape {tuple(t.shape)}; expected (total_tokens, heads, head_dim)")
     batch, seqlen = _args.equal_length(name, q.shape[0], max_seqlen_q)
     torch_inputs = _backend(name, q) == "torch"
-    if not (torch_inputs and _torch_ops.is_capturing_or_compiling()):
-        for cu in (cu_seqlens_q, cu_seqlens_k):
-            values = cu.tolist() if torch_inputs else np.asarray(cu).tolist()
-            _args.check_cu_seqlens(name, values, batch, seqlen)
+    for cu in (cu_seqlens_q, cu_seqlens_k):
+        if not torch_inputs:
+            _args.check_cu_seqlens(name, np.asarray(cu).tolist(), batch, seqlen)
+        elif _torch_ops.can_read_back(cu):
+            _args.check_cu_seqlens(name, cu.tolist(), batch, seqlen)
 
     def sequences(t):
         return t.reshape(batch, seqlen, *t.shape[1:])
