@@ -77,41 +77,34 @@ func quantizeHost(t *testing.T, src []uint16, dim int64) ([]uint8, float32) {
 	return codes, descale
 }
 
-func fp8Values(codes []uint8, descale float32) []float64 {
-	y := make([]float64, len(codes))
-	for i, c := range codes {
-		y[i] = float64(E4M3ToFloat32(c)) * float64(descale)
-	}
-	return y
-}
-
-func TestFP8LeanPMatchesFP64(t *testing.T) {
+// runFP8 quantizes fresh inputs through the library, runs FP8 attention and checks it against fp64 of
+// the decoded codes. factors (one per (batch, kv head)) scale each descale, so a descale read from the
+// wrong place shows; nil passes each descale as one value.
+func runFP8(t *testing.T, a *Attention, factors []float32) {
 	r := freshRand(t)
-	a := &Attention{Batch: 2, Seqlen: 140, NHeads: 2, NHeadsK: 2}
 	n := int(a.Batch * a.Seqlen * a.NHeads * 128)
+	if a.NHeads != a.NHeadsK {
+		t.Fatal("q's descale is per kv head here, so q has nheads_k heads")
+	}
 	q8, qs := quantizeHost(t, randomBF16(r, n, 1), 128)
 	k8, ks := quantizeHost(t, randomBF16(r, n, 1), 128)
 	v8, vs := quantizeHost(t, randomBF16(r, n, 0.5), 128)
-	out, lse := newOutputs(a)
-	descales := HostDescales{Q: HostDescale{Value: qs}, K: HostDescale{Value: ks}, V: HostDescale{Value: vs}}
-	if err := a.ForwardHostFP8(q8, k8, v8, descales, out, lse); err != nil {
-		t.Fatal(err)
+	expand := func(d float32) ([]float32, HostDescale) {
+		values := make([]float32, a.Batch*a.NHeadsK)
+		for i := range values {
+			values[i] = d
+			if factors != nil {
+				values[i] *= factors[i]
+			}
+		}
+		if factors == nil {
+			return values, HostDescale{Value: d}
+		}
+		return values, HostDescale{PerKVHead: values}
 	}
-	wantOut, wantLSE := attentionFP64(a, fp8Values(q8, qs), fp8Values(k8, ks), fp8Values(v8, vs), 1/math.Sqrt(128))
-	checkAgainst(t, out, lse, wantOut, wantLSE, fp8OutTolerance, fp8LSETolerance)
-}
-
-// Expanded (batch, nheads_k) descales are read per batch and kv head: each gets its own power of two,
-// and the fp64 oracle decodes each (batch, kv head) with its own descale.
-func TestFP8PerKVHeadDescalesMatchFP64(t *testing.T) {
-	r := freshRand(t)
-	a := &Attention{Batch: 2, Seqlen: 48, NHeads: 2, NHeadsK: 2}
-	n := int(a.Batch * a.Seqlen * a.NHeads * 128)
-	q8, qs := quantizeHost(t, randomBF16(r, n, 1), 128)
-	k8, ks := quantizeHost(t, randomBF16(r, n, 1), 128)
-	v8, vs := quantizeHost(t, randomBF16(r, n, 0.5), 128)
-	perHead := func(d float32) []float32 { return []float32{d, 2 * d, 4 * d, d / 2} } // (batch, kv head)
-	qd, kd, vd := perHead(qs), perHead(ks), perHead(vs)
+	qd, qDescale := expand(qs)
+	kd, kDescale := expand(ks)
+	vd, vDescale := expand(vs)
 	decode := func(codes []uint8, descales []float32) []float64 {
 		y := make([]float64, len(codes))
 		for i, c := range codes {
@@ -122,12 +115,19 @@ func TestFP8PerKVHeadDescalesMatchFP64(t *testing.T) {
 		return y
 	}
 	out, lse := newOutputs(a)
-	descales := HostDescales{Q: HostDescale{PerKVHead: qd}, K: HostDescale{PerKVHead: kd}, V: HostDescale{PerKVHead: vd}}
-	if err := a.ForwardHostFP8(q8, k8, v8, descales, out, lse); err != nil {
+	if err := a.ForwardHostFP8(q8, k8, v8, HostDescales{Q: qDescale, K: kDescale, V: vDescale}, out, lse); err != nil {
 		t.Fatal(err)
 	}
 	wantOut, wantLSE := attentionFP64(a, decode(q8, qd), decode(k8, kd), decode(v8, vd), 1/math.Sqrt(128))
 	checkAgainst(t, out, lse, wantOut, wantLSE, fp8OutTolerance, fp8LSETolerance)
+}
+
+func TestFP8LeanPMatchesFP64(t *testing.T) {
+	runFP8(t, &Attention{Batch: 2, Seqlen: 140, NHeads: 2, NHeadsK: 2}, nil)
+}
+
+func TestFP8PerKVHeadDescalesMatchFP64(t *testing.T) {
+	runFP8(t, &Attention{Batch: 2, Seqlen: 48, NHeads: 2, NHeadsK: 2}, []float32{1, 2, 0.5, 1.5})
 }
 
 func TestLoadedLibraryMatchesHeader(t *testing.T) {

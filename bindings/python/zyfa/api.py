@@ -35,6 +35,13 @@ def _attention(name, q, k, v, softmax_scale, bhsd, descales, return_lse):
     return out, (lse if return_lse else None)
 
 
+def _flash_attn(name, flash_args, q, k, v, descales, return_lse, return_attn_probs, bhsd=False):
+    """flash-attn's argument rules, the call, and flash-attn's return form."""
+    scale = _args.check_flash_attn_args(name, *flash_args)
+    out, lse = _attention(name, q, k, v, scale, bhsd, descales, bool(return_lse or return_attn_probs))
+    return _args.result(out, lse, return_lse, return_attn_probs)
+
+
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                     alibi_slopes=None, deterministic=False, return_attn_probs=False, *, q_descale=None,
                     k_descale=None, v_descale=None, return_lse=False, layout="bshd"):
@@ -44,11 +51,9 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     return_lse=True also the (batch, nheads, seqlen) natural-log LSE, and with return_attn_probs=True
     (out, lse, None). Outputs are deterministic (`deterministic` is accepted and always holds)."""
     name = "flash_attn_func"
-    scale = _args.check_flash_attn_args(name, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes)
     bhsd = _args.check_layout(name, layout)
-    want_lse = bool(return_lse or return_attn_probs)
-    out, lse = _attention(name, q, k, v, scale, bhsd, (q_descale, k_descale, v_descale), want_lse)
-    return _args.result(out, lse, return_lse, return_attn_probs)
+    return _flash_attn(name, (dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes), q, k, v,
+                       (q_descale, k_descale, v_descale), return_lse, return_attn_probs, bhsd)
 
 
 def flash_attn_qkvpacked_func(qkv, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
@@ -56,13 +61,10 @@ def flash_attn_qkvpacked_func(qkv, dropout_p=0.0, softmax_scale=None, causal=Fal
                               q_descale=None, k_descale=None, v_descale=None, return_lse=False):
     """qkv of shape (batch, seqlen, 3, nheads, d): q, k and v read in place as strided slices."""
     name = "flash_attn_qkvpacked_func"
-    scale = _args.check_flash_attn_args(name, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes)
     if len(qkv.shape) != 5 or qkv.shape[2] != 3:
         raise ValueError(f"{name}: qkv has shape {tuple(qkv.shape)}; expected (batch, seqlen, 3, nheads, head_dim)")
-    want_lse = bool(return_lse or return_attn_probs)
-    out, lse = _attention(name, qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], scale, False,
-                          (q_descale, k_descale, v_descale), want_lse)
-    return _args.result(out, lse, return_lse, return_attn_probs)
+    return _flash_attn(name, (dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes), qkv[:, :, 0],
+                       qkv[:, :, 1], qkv[:, :, 2], (q_descale, k_descale, v_descale), return_lse, return_attn_probs)
 
 
 def flash_attn_kvpacked_func(q, kv, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
@@ -70,13 +72,10 @@ def flash_attn_kvpacked_func(q, kv, dropout_p=0.0, softmax_scale=None, causal=Fa
                              q_descale=None, k_descale=None, v_descale=None, return_lse=False):
     """q (batch, seqlen, nheads, d) and kv (batch, seqlen, 2, nheads_k, d)."""
     name = "flash_attn_kvpacked_func"
-    scale = _args.check_flash_attn_args(name, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes)
     if len(kv.shape) != 5 or kv.shape[2] != 2:
         raise ValueError(f"{name}: kv has shape {tuple(kv.shape)}; expected (batch, seqlen, 2, nheads_k, head_dim)")
-    want_lse = bool(return_lse or return_attn_probs)
-    out, lse = _attention(name, q, kv[:, :, 0], kv[:, :, 1], scale, False, (q_descale, k_descale, v_descale),
-                          want_lse)
-    return _args.result(out, lse, return_lse, return_attn_probs)
+    return _flash_attn(name, (dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes), q, kv[:, :, 0],
+                       kv[:, :, 1], (q_descale, k_descale, v_descale), return_lse, return_attn_probs)
 
 
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
