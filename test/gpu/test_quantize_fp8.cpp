@@ -52,12 +52,13 @@ struct GpuResult {
   float descale = kDescalePoison;
 };
 
-// Runs zyfa_quantize_fp8 on device copies of `c` (outputs poisoned) on a fresh stream, directly or as a
-// captured CUDA graph (which also proves that the call never waits for the host), and copies back.
-void run_on_gpu(QuantizeCase &c, Launch how, GpuResult *result) {
+// Runs zyfa_quantize_fp8 on device copies of `c` (codes poisoned with `poison`, a code the call must not
+// produce) on a fresh stream, directly or as a captured CUDA graph (which also proves that the call never
+// waits for the host), and copies back.
+void run_on_gpu(QuantizeCase &c, Launch how, GpuResult *result, uint8_t poison = kCodePoison) {
   DeviceBuffer src, dst, descale;
   ASSERT_NO_MESSAGE(src.upload(c.src.data(), c.src.size() * sizeof(uint16_t)));
-  std::vector<uint8_t> poisoned(c.dst.size() + kGuardBytes, kCodePoison);
+  std::vector<uint8_t> poisoned(c.dst.size() + kGuardBytes, poison);
   std::fill(poisoned.begin() + std::ptrdiff_t(c.dst.size()), poisoned.end(), kGuardPoison);
   ASSERT_NO_MESSAGE(dst.upload(poisoned.data(), poisoned.size()));
   ASSERT_NO_MESSAGE(descale.upload(&kDescalePoison, sizeof(float)));
@@ -201,7 +202,8 @@ TEST(QuantizeGpuNonFinite, NanDescaleAndNanCodesLikeTheHostTwin) {
       QuantizeCase c(50, 128, 128, r, 1.0f, fresh_seed());
       c.src[4321] = num::bf16_bits(bad);
       GpuResult gpu;
-      ASSERT_NO_FATAL_FAILURE(run_on_gpu(c, Launch::kStream, &gpu));
+      // Every code is expected to be NaN (0x7f), so the poison is another one.
+      ASSERT_NO_FATAL_FAILURE(run_on_gpu(c, Launch::kStream, &gpu, /*poison=*/0x00));
       ASSERT_NO_FATAL_FAILURE(run_host_twin(c));
       EXPECT_TRUE(std::isnan(gpu.descale));
       expect_same_as_host_twin(c, gpu);
