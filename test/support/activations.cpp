@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "ref/parallel_for.hpp"
 #include "support/quantize.hpp"
 
 namespace zyfa::test {
@@ -47,17 +48,14 @@ class Random {
   bool has_spare_ = false;
 };
 
-void fill_gaussian(std::vector<float> &x, const ActivationSpec &spec, Random &rng) {
-  for (float &e : x) e = float(spec.std * rng.normal());
-}
-
-void fill_outlier(std::vector<float> &x, const ActivationSpec &spec, Random &rng) {
-  for (float &e : x) {
-    double value = spec.std * rng.normal();
+// One normal of the kind's distribution.
+double plain_value(const ActivationSpec &spec, Random &rng) {
+  double value = spec.std * rng.normal();
+  if (spec.kind == ActivationKind::kOutlier) {
     const double outlier = spec.outlier_std * rng.normal();
     if (rng.uniform() < spec.outlier_rate) value += outlier;
-    e = float(value);
   }
+  return value;
 }
 
 // ---- structured
@@ -157,17 +155,23 @@ double tailed_normal(float tail, Random &rng) {
   return z * std::exp(tail * w - double(tail) * tail);
 }
 
-void apply_rope(float *x, int64_t d_qk, int64_t pos, float base) {
-  if (base <= 0.0f) return;
+// cos and sin of one position's RoPE angles, pos * base^(-2i/R) for the R/2 pairs.
+void rope_angles(int64_t pos, const std::vector<double> &inv_freq, std::vector<double> &cs,
+                 std::vector<double> &sn) {
+  for (size_t i = 0; i < inv_freq.size(); ++i) {
+    cs[i] = std::cos(double(pos) * inv_freq[i]);
+    sn[i] = std::sin(double(pos) * inv_freq[i]);
+  }
+}
+
+void apply_rope(float *x, int64_t d_qk, const std::vector<double> &cs, const std::vector<double> &sn) {
   const RopeSpan rope = rope_span(d_qk);
-  const int64_t half = rope.dims / 2;
+  const int64_t half = int64_t(cs.size());
   for (int64_t i = 0; i < half; ++i) {
-    const double angle = double(pos) * std::pow(double(base), -2.0 * double(i) / double(rope.dims));
-    const double c = std::cos(angle), s = std::sin(angle);
     float &a = x[rope.start + i], &b = x[rope.start + i + half];
     const double x1 = a, x2 = b;
-    a = float(x1 * c - x2 * s);
-    b = float(x1 * s + x2 * c);
+    a = float(x1 * cs[size_t(i)] - x2 * sn[size_t(i)]);
+    b = float(x1 * sn[size_t(i)] + x2 * cs[size_t(i)]);
   }
 }
 
@@ -185,37 +189,44 @@ void generate_structured(Activations &a, const ActivationSpec &spec, uint64_t se
   const double sink_weight = sp.query_mean > 0.0f
                                  ? sp.sink_logit * std::sqrt(double(sh.d_qk)) / (sp.query_mean * base_std)
                                  : 0.0;
-  Random rq(seed, kStreamQ), rk(seed, kStreamK), rv(seed, kStreamV);
-  for (int64_t b = 0; b < sh.batch; ++b) {
-    for (int64_t s = 0; s < sh.seqlen; ++s) {
-      const bool sink = s < sp.sink_tokens;
-      for (int64_t h = 0; h < sh.nheads; ++h) {
-        const KvHeadParams &kv = kvp[size_t(h / group)];
-        const QueryHeadParams &p = qp[size_t(h)];
-        float *x = &a.q[size_t(((b * sh.seqlen + s) * sh.nheads + h) * sh.d_qk)];
-        for (int64_t c = 0; c < sh.d_qk; ++c)
-          x[c] = float(base_std * (p.scale[size_t(c)] * tailed_normal(sp.tail, rq) + sp.query_mean * kv.sink_dir[size_t(c)]));
-        for (size_t i = 0; i < p.massive.size(); ++i)
-          x[p.massive[i]] += float(p.massive_sign[i] * sp.massive_scale * base_std);
-        apply_rope(x, sh.d_qk, s, sp.rope_base);
-      }
-      for (int64_t hk = 0; hk < sh.nheads_k; ++hk) {
-        const KvHeadParams &kv = kvp[size_t(hk)];
-        float *x = &a.k[size_t(((b * sh.seqlen + s) * sh.nheads_k + hk) * sh.d_qk)];
-        for (int64_t c = 0; c < sh.d_qk; ++c) {
-          double value = base_std * (kv.k_scale[size_t(c)] * tailed_normal(sp.tail, rk) + sp.key_mean * kv.key_mean[size_t(c)]);
-          if (sink) value += sink_weight * kv.sink_dir[size_t(c)];
-          x[c] = float(value);
-        }
-        for (size_t i = 0; i < kv.massive.size(); ++i)
-          x[kv.massive[i]] += float(kv.massive_sign[i] * sp.massive_scale * base_std);
-        apply_rope(x, sh.d_qk, s, sp.rope_base);
-        float *y = &a.v[size_t(((b * sh.seqlen + s) * sh.nheads_k + hk) * sh.d_v)];
-        for (int64_t c = 0; c < sh.d_v; ++c)
-          y[c] = float(base_std * kv.v_scale[size_t(c)] * tailed_normal(sp.tail, rv) * (sink ? sp.sink_value_scale : 1.0f));
-      }
+  const RopeSpan rope = rope_span(sh.d_qk);
+  std::vector<double> inv_freq;
+  if (sp.rope_base > 0.0f)
+    for (int64_t i = 0; i < rope.dims / 2; ++i)
+      inv_freq.push_back(std::pow(double(sp.rope_base), -2.0 * double(i) / double(rope.dims)));
+  ref::parallel_for(sh.batch * sh.seqlen, [&](int, int64_t row) {
+    const int64_t s = row % sh.seqlen;
+    const bool sink = s < sp.sink_tokens;
+    Random rq(seed, kStreamQ, uint64_t(row)), rk(seed, kStreamK, uint64_t(row)), rv(seed, kStreamV, uint64_t(row));
+    std::vector<double> cs(inv_freq.size()), sn(inv_freq.size());
+    rope_angles(s, inv_freq, cs, sn);
+    for (int64_t h = 0; h < sh.nheads; ++h) {
+      const KvHeadParams &kv = kvp[size_t(h / group)];
+      const QueryHeadParams &p = qp[size_t(h)];
+      float *x = &a.q[size_t((row * sh.nheads + h) * sh.d_qk)];
+      for (int64_t c = 0; c < sh.d_qk; ++c)
+        x[c] = float(base_std * (p.scale[size_t(c)] * tailed_normal(sp.tail, rq) + sp.query_mean * kv.sink_dir[size_t(c)]));
+      for (size_t i = 0; i < p.massive.size(); ++i)
+        x[p.massive[i]] += float(p.massive_sign[i] * sp.massive_scale * base_std);
+      apply_rope(x, sh.d_qk, cs, sn);
     }
-  }
+    for (int64_t hk = 0; hk < sh.nheads_k; ++hk) {
+      const KvHeadParams &kv = kvp[size_t(hk)];
+      float *x = &a.k[size_t((row * sh.nheads_k + hk) * sh.d_qk)];
+      for (int64_t c = 0; c < sh.d_qk; ++c) {
+        double value = base_std * (kv.k_scale[size_t(c)] * tailed_normal(sp.tail, rk) + sp.key_mean * kv.key_mean[size_t(c)]);
+        if (sink) value += sink_weight * kv.sink_dir[size_t(c)];
+        x[c] = float(value);
+      }
+      for (size_t i = 0; i < kv.massive.size(); ++i)
+        x[kv.massive[i]] += float(kv.massive_sign[i] * sp.massive_scale * base_std);
+      apply_rope(x, sh.d_qk, cs, sn);
+      float *y = &a.v[size_t((row * sh.nheads_k + hk) * sh.d_v)];
+      const double v_scale = sink ? sp.sink_value_scale : 1.0;
+      for (int64_t c = 0; c < sh.d_v; ++c)
+        y[c] = float(base_std * kv.v_scale[size_t(c)] * tailed_normal(sp.tail, rv) * v_scale);
+    }
+  });
 }
 
 // ---- statistics
@@ -327,13 +338,18 @@ Activations generate_activations(const QkvShape &shape, const ActivationSpec &sp
     generate_structured(a, spec, seed);
     return a;
   }
-  const Stream streams[3] = {kStreamQ, kStreamK, kStreamV};
-  std::vector<float> *tensors[3] = {&a.q, &a.k, &a.v};
-  for (int t = 0; t < 3; ++t) {
-    Random rng(seed, streams[t]);
-    if (spec.kind == ActivationKind::kOutlier) fill_outlier(*tensors[t], spec, rng);
-    else fill_gaussian(*tensors[t], spec, rng);
-  }
+  // One random stream per (tensor, batch, position): rows generate in parallel, the same on any core count.
+  const int64_t rows = shape.batch * shape.seqlen;
+  ref::parallel_for(rows, [&](int, int64_t row) {
+    const Stream streams[3] = {kStreamQ, kStreamK, kStreamV};
+    std::vector<float> *tensors[3] = {&a.q, &a.k, &a.v};
+    for (int t = 0; t < 3; ++t) {
+      Random rng(seed, streams[t], uint64_t(row));
+      const size_t row_size = tensors[t]->size() / size_t(rows);
+      float *x = tensors[t]->data() + size_t(row) * row_size;
+      for (size_t i = 0; i < row_size; ++i) x[i] = float(plain_value(spec, rng));
+    }
+  });
   return a;
 }
 

@@ -1,6 +1,7 @@
 // Float activations for q, k and v, shared by the tests, the bench and the zyfa command: Gaussian noise,
 // FlashAttention-3's outlier distribution and a structured, LLM-like generator. Deterministic from a
-// seed (a counter-based generator, so the same seed gives the same tensors on every machine and libc).
+// seed: a counter-based generator with one stream per (tensor, batch, position), so rows are generated in
+// parallel and the tensors do not depend on the core count (only on libm's last bits, machine to machine).
 // Quantize the result with support/quantize.hpp or support/host_attention.hpp.
 #ifndef ZYFA_TEST_SUPPORT_ACTIVATIONS_HPP_
 #define ZYFA_TEST_SUPPORT_ACTIVATIONS_HPP_
