@@ -38,41 +38,27 @@ double max_lse_err(const AttentionShape &s) {
   return !s.fp8() ? kMaxLseErrBf16 : lean_p(s) ? kMaxLseErrFp8LeanP : kMaxLseErrFp8ExactP;
 }
 
-AttentionShape make_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
-                          int64_t nheads_k, Layout layout) {
-  AttentionShape s;
-  s.dtype = dtype;
-  s.d_qk = d_qk;
-  s.d_v = 128;
-  s.batch = batch;
-  s.seqlen = seqlen;
-  s.nheads = nheads;
-  s.nheads_k = nheads_k;
-  s.layout = layout;
-  return s;
-}
-
 std::vector<AttentionShape> backend_cases() {
   std::vector<AttentionShape> cases;
   for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
     for (int64_t d_qk : {128, 192}) {
       // Lengths around the key block: one key, a partial block, exactly one, one past, many blocks.
-      for (int64_t seqlen : {1, 7, 128, 129}) cases.push_back(make_shape(dtype, d_qk, 1, seqlen, 16, 2, Layout::kBSHD));
-      cases.push_back(make_shape(dtype, d_qk, 2, 1000, 8, 1, Layout::kBSHD));
+      for (int64_t seqlen : {1, 7, 128, 129}) cases.push_back(attention_shape(dtype, d_qk, 1, seqlen, 16, 2, Layout::kBSHD));
+      cases.push_back(attention_shape(dtype, d_qk, 2, 1000, 8, 1, Layout::kBSHD));
       // Layouts with GQA 8:1 and MQA.
       for (Layout layout : {Layout::kBHSD, Layout::kStrided}) {
-        cases.push_back(make_shape(dtype, d_qk, 1, 129, 16, 2, layout));
-        cases.push_back(make_shape(dtype, d_qk, 2, 129, 4, 1, layout));
+        cases.push_back(attention_shape(dtype, d_qk, 1, 129, 16, 2, layout));
+        cases.push_back(attention_shape(dtype, d_qk, 2, 129, 4, 1, layout));
       }
-      cases.push_back(make_shape(dtype, d_qk, 1, 300, 2, 2, Layout::kBSHD));  // MHA
+      cases.push_back(attention_shape(dtype, d_qk, 1, 300, 2, 2, Layout::kBSHD));  // MHA
     }
   }
-  AttentionShape per_head = make_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 129, 8, 2, Layout::kStrided);
+  AttentionShape per_head = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 129, 8, 2, Layout::kStrided);
   per_head.per_head_descale = true;
   cases.push_back(per_head);
   per_head.d_qk = 192;
   cases.push_back(per_head);
-  AttentionShape no_lse = make_shape(ZYFA_DTYPE_BF16, 128, 1, 65, 4, 4, Layout::kBSHD);
+  AttentionShape no_lse = attention_shape(ZYFA_DTYPE_BF16, 128, 1, 65, 4, 4, Layout::kBSHD);
   no_lse.with_lse = false;
   cases.push_back(no_lse);
   return cases;
@@ -127,7 +113,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CpuBackend, ::testing::ValuesIn(backend_cases()
 // Two runs give the same bits: no reduction depends on thread timing.
 TEST(CpuBackendDeterminism, BitwiseIdenticalRuns) {
   for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
-    HostAttention h(make_shape(dtype, 128, 2, 300, 4, 2, Layout::kBSHD));
+    HostAttention h(attention_shape(dtype, 128, 2, 300, 4, 2, Layout::kBSHD));
     h.set_inputs(generate_activations(h.shape().qkv(), ActivationSpec(), kSeed + 2));
     ref::attention_cpu_backend(h.problem());
     const std::vector<uint8_t> first(static_cast<const uint8_t *>(h.out.data()),
@@ -145,7 +131,7 @@ TEST(CpuBackendDeterminism, BitwiseIdenticalRuns) {
 TEST(CpuBackendScale, ExplicitSoftmaxScale) {
   for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
     for (float scale : {0.02f, 0.3f}) {
-      AttentionShape shape = make_shape(dtype, dtype == ZYFA_DTYPE_BF16 ? 128 : 192, 1, 260, 2, 1, Layout::kBSHD);
+      AttentionShape shape = attention_shape(dtype, dtype == ZYFA_DTYPE_BF16 ? 128 : 192, 1, 260, 2, 1, Layout::kBSHD);
       shape.softmax_scale = scale;
       HostAttention h(shape);
       h.set_inputs(generate_activations(shape.qkv(), ActivationSpec(), kSeed + 3));

@@ -67,30 +67,17 @@ void expect_close(const std::vector<double> &actual, const std::vector<double> &
     ASSERT_NEAR(actual[i], expected[i], kTolerance * std::max(1.0, std::fabs(expected[i]))) << what << " at " << i;
 }
 
-AttentionShape tiny(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads, int64_t nheads_k,
-                    Layout layout) {
-  AttentionShape s;
-  s.dtype = dtype;
-  s.d_qk = d_qk;
-  s.batch = batch;
-  s.seqlen = seqlen;
-  s.nheads = nheads;
-  s.nheads_k = nheads_k;
-  s.layout = layout;
-  return s;
-}
-
 std::vector<AttentionShape> reference_cases() {
   std::vector<AttentionShape> cases = {
-      tiny(ZYFA_DTYPE_BF16, 128, 2, 5, 4, 2, Layout::kBSHD),
-      tiny(ZYFA_DTYPE_BF16, 192, 1, 9, 3, 1, Layout::kBHSD),
-      tiny(ZYFA_DTYPE_FP8_E4M3, 128, 1, 7, 2, 2, Layout::kStrided),
-      tiny(ZYFA_DTYPE_FP8_E4M3, 192, 2, 6, 6, 3, Layout::kBSHD),
+      attention_shape(ZYFA_DTYPE_BF16, 128, 2, 5, 4, 2, Layout::kBSHD),
+      attention_shape(ZYFA_DTYPE_BF16, 192, 1, 9, 3, 1, Layout::kBHSD),
+      attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 1, 7, 2, 2, Layout::kStrided),
+      attention_shape(ZYFA_DTYPE_FP8_E4M3, 192, 2, 6, 6, 3, Layout::kBSHD),
   };
-  AttentionShape per_head = tiny(ZYFA_DTYPE_FP8_E4M3, 128, 2, 4, 4, 2, Layout::kBHSD);
+  AttentionShape per_head = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 4, 4, 2, Layout::kBHSD);
   per_head.per_head_descale = true;
   cases.push_back(per_head);
-  AttentionShape scaled = tiny(ZYFA_DTYPE_BF16, 128, 1, 8, 2, 1, Layout::kStrided);
+  AttentionShape scaled = attention_shape(ZYFA_DTYPE_BF16, 128, 1, 8, 2, 1, Layout::kStrided);
   scaled.softmax_scale = 0.05f;
   cases.push_back(scaled);
   return cases;
@@ -123,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(TinyShapes, Reference, ::testing::ValuesIn(reference_ca
 // The oracle reads logical elements: the same inputs in any layout give the same bits.
 TEST(ReferenceLayouts, SameResultInEveryLayout) {
   for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
-    AttentionShape shape = tiny(dtype, 128, 2, 11, 4, 2, Layout::kBSHD);
+    AttentionShape shape = attention_shape(dtype, 128, 2, 11, 4, 2, Layout::kBSHD);
     const Activations a = generate_activations(shape.qkv(), ActivationSpec(), 5);
     HostAttention bshd(shape);
     bshd.set_inputs(a);
@@ -141,7 +128,7 @@ TEST(ReferenceLayouts, SameResultInEveryLayout) {
 
 // GQA: query head h reads kv head h / group, so changing kv head 1 changes exactly the heads of group 1.
 TEST(ReferenceGqa, QueryHeadsReadTheirGroupsKvHead) {
-  const AttentionShape shape = tiny(ZYFA_DTYPE_BF16, 128, 1, 6, 8, 2, Layout::kBSHD);
+  const AttentionShape shape = attention_shape(ZYFA_DTYPE_BF16, 128, 1, 6, 8, 2, Layout::kBSHD);
   Activations a = generate_activations(shape.qkv(), ActivationSpec(), 3);
   HostAttention h(shape);
   h.set_inputs(a);
@@ -160,7 +147,7 @@ TEST(ReferenceGqa, QueryHeadsReadTheirGroupsKvHead) {
 
 // One key: the output is that key's value and the LSE is its scaled score, exactly.
 TEST(ReferenceSingleKey, FirstRowIsItsValueAndScore) {
-  const AttentionShape shape = tiny(ZYFA_DTYPE_BF16, 192, 1, 1, 2, 1, Layout::kBSHD);
+  const AttentionShape shape = attention_shape(ZYFA_DTYPE_BF16, 192, 1, 1, 2, 1, Layout::kBSHD);
   HostAttention h(shape);
   h.set_inputs(generate_activations(shape.qkv(), ActivationSpec(), 8));
   const Problem p = h.problem();

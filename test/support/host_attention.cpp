@@ -77,6 +77,20 @@ std::string AttentionShape::name() const {
   return n;
 }
 
+AttentionShape attention_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
+                               int64_t nheads_k, Layout layout) {
+  AttentionShape s;
+  s.dtype = dtype;
+  s.d_qk = d_qk;
+  s.d_v = 128;
+  s.batch = batch;
+  s.seqlen = seqlen;
+  s.nheads = nheads;
+  s.nheads_k = nheads_k;
+  s.layout = layout;
+  return s;
+}
+
 std::string OutputCheck::describe() const {
   return "unwritten " + std::to_string(unwritten) + ", gap elements written " + std::to_string(gap_written) +
          ", lse unwritten " + std::to_string(lse_unwritten) + ", non-finite " + std::to_string(nonfinite);
@@ -149,19 +163,7 @@ OutputCheck HostAttention::check_outputs() const {
 }
 
 namespace {
-Descale problem_descale(const std::vector<float> &values, const AttentionShape &sh) {
-  Descale d;
-  if (!sh.fp8()) return d;
-  if (sh.per_head_descale) {
-    d.ptr = values.data();
-    d.batch_stride = sh.nheads_k;
-    d.head_stride = 1;
-  } else {
-    d.value = values[0];
-  }
-  return d;
-}
-
+// The descriptor's form of a descale: a host value, or (per head) an array that zyfa_attn_fwd_host reads.
 zyfa_descale desc_descale(const std::vector<float> &values, const AttentionShape &sh) {
   zyfa_descale d = {ZYFA_DESCALE_NONE, 0.0f, nullptr, 0, 0};
   if (!sh.fp8()) return d;
@@ -175,6 +177,16 @@ zyfa_descale desc_descale(const std::vector<float> &values, const AttentionShape
     d.value = values[0];
   }
   return d;
+}
+
+Descale problem_descale(const std::vector<float> &values, const AttentionShape &sh) {
+  const zyfa_descale d = desc_descale(values, sh);
+  Descale p;
+  if (d.kind == ZYFA_DESCALE_HOST) p.value = d.value;
+  p.ptr = d.ptr;
+  p.batch_stride = d.batch_stride;
+  p.head_stride = d.head_stride;
+  return p;
 }
 }  // namespace
 

@@ -75,6 +75,10 @@ struct AttentionShape {
   std::string name() const;
 };
 
+// The shape of a case list entry, d_v = 128 (the library's only value).
+AttentionShape attention_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
+                               int64_t nheads_k, Layout layout = Layout::kBSHD);
+
 // What check_outputs found; all zero after a correct call.
 struct OutputCheck {
   int64_t unwritten = 0;      // logical output elements still holding kPoisonBf16
