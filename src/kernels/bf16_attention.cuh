@@ -35,7 +35,7 @@ namespace nx = zyfa::numerics;
 namespace hw = zyfa::hopper;
 
 // ---------------------------------------------------------------- shapes
-template <int kHeadDimQK_>
+template <int kHeadDimQK_, int kStages_ = 2>
 struct TileShape {
   static constexpr int kHeadDimQK = kHeadDimQK_;
   static constexpr int kHeadDimV = 128;
@@ -50,7 +50,7 @@ struct TileShape {
   static constexpr int kColumnBlock = hw::kSwizzleBytes / 2;
   static constexpr int kQkSteps = kHeadDimQK / kMmaK;  // k-steps of S = Q K^T
   static constexpr int kPvSteps = kKeyRows / kMmaK;    // k-steps of O += P V
-  static constexpr int kStages = 2;                    // K and V buffers each
+  static constexpr int kStages = kStages_;             // K and V buffers each
   static constexpr uint32_t kQTileBytes = uint32_t(kQueryRows) * kHeadDimQK * 2;
   static constexpr uint32_t kKTileBytes = uint32_t(kKeyRows) * kHeadDimQK * 2;
   static constexpr uint32_t kVTileBytes = uint32_t(kKeyRows) * kHeadDimV * 2;
@@ -339,19 +339,34 @@ struct Consumer {
 #pragma unroll
         for (int e = 0; e < 2; ++e) sc[fragment(ch, h, e)] = exp2_approx(__fmaf_rn(sc[fragment(ch, h, e)], c, neg_m));
     }
+    // The exponentials are what overlaps the PV product in flight: without this the compiler sinks them
+    // to their first use, after the wait for that product.
+    hw::pin_registers(sc);
   }
 
-  // After the previous PV has landed in O: fold alpha into O and l, round P to bf16 and add the rounded
-  // values to l.
-  __device__ void rescale_and_round() {
+  // Waits for the PV product in flight, then folds alpha into O. The wait sits inside the branch on
+  // purpose: ptxas hoists a wgmma wait above the independent instructions of its basic block, which would
+  // queue the exponentials behind the very product they are meant to overlap.
+  __device__ void wait_pv_then_rescale() {
     if (__any_sync(kFullWarp, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
-#pragma unroll
-      for (int ch = 0; ch < kChunks; ++ch)
-#pragma unroll
-        for (int h = 0; h < kRowHalves; ++h)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) o[fragment(ch, h, e)] *= alpha[h];
+      hw::wgmma_wait<0>();
+      pin_all();
+      rescale_o();
+    } else {
+      hw::wgmma_wait<0>();
+      pin_all();
     }
+  }
+  __device__ void rescale_o() {
+#pragma unroll
+    for (int ch = 0; ch < kChunks; ++ch)
+#pragma unroll
+      for (int h = 0; h < kRowHalves; ++h)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) o[fragment(ch, h, e)] *= alpha[h];
+  }
+  // P = bf16(exp2(...)) into the A fragments of the next PV product; l adds up the rounded values.
+  __device__ void round_p() {
 #pragma unroll
     for (int h = 0; h < kRowHalves; ++h) {
       float sum = 0.0f;
@@ -395,7 +410,7 @@ struct Consumer {
       mask_diagonal();
     }
     exponentiate();
-    rescale_and_round();
+    round_p();  // O is still zero: nothing to rescale
 
     // Blocks 1..last: S_kb and PV_{kb-1} in flight together.
     for (int32_t kb = 1; kb <= last; ++kb) {
@@ -416,12 +431,11 @@ struct Consumer {
         release(bar.q_empty);
         mask_diagonal();
       }
-      exponentiate();
-      hw::wgmma_wait<0>();
-      pin_all();
+      exponentiate();  // overlaps PV_{kb-1}
+      wait_pv_then_rescale();
       release(bar.v_empty[v_stage.index]);
       v_stage.advance();
-      rescale_and_round();
+      round_p();
     }
 
     // The last PV.

@@ -136,10 +136,12 @@ class Case {
   std::string status_;
 };
 
-// The contract lets the GPU and the CPU backend differ in the order of fp32 sums: a few fp32 ulps, about
-// 1e-7 relative. Where both errors against fp64 are that small (one key: P = 1, out = v exactly, and
-// the LSE is one rounded product), the ratio below would compare rounding noise with rounding noise.
-constexpr double kFp32OrderNoise = 1e-6;
+// The contract lets the GPU and the CPU backend differ in the order of fp32 sums. For a dot product of
+// 128 to 192 Gaussian terms that moves the score by up to about 1e-6 relative (measured: a GPU-vs-CPU LSE
+// distance of 2e-7 at one key). Where both errors against fp64 are that small (one key: P = 1, out = v
+// exactly, and the LSE is one rounded score), the ratio below would compare rounding noise with rounding
+// noise; everywhere else the errors are near 2e-3 and this floor is far below them.
+constexpr double kFp32OrderNoise = 1e-5;
 
 // The GPU-vs-CPU distance over the smaller of the two errors against fp64 (floored at fp32 order noise).
 double backend_ratio(const ErrorStats &gpu_vs_cpu, const ErrorStats &gpu_vs_exact, const ErrorStats &cpu_vs_exact) {
