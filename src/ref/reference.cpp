@@ -28,8 +28,6 @@ struct KvRows {
 };
 
 void load_kv(const Problem &p, int64_t b, int64_t hk, KvRows &kv) {
-  kv.k.resize(size_t(p.seqlen * p.d_qk));
-  kv.v.resize(size_t(p.seqlen * p.d_v));
   for (int64_t s = 0; s < p.seqlen; ++s) {
     for (int64_t d = 0; d < p.d_qk; ++d)
       kv.k[size_t(s * p.d_qk + d)] = input_value(p, p.k, p.k_descale, b, s, hk, hk, d);
@@ -74,7 +72,12 @@ ReferenceResult attention_fp64(const Problem &p) {
   result.lse.assign(size_t(p.batch * p.nheads * p.seqlen), 0.0);
   const int64_t units = p.batch * p.nheads;
   const int workers = worker_count(units);
+  // Every buffer is sized here, before the threads start: a worker never allocates.
   std::vector<KvRows> kv(static_cast<size_t>(workers));
+  for (KvRows &rows : kv) {
+    rows.k.resize(size_t(p.seqlen * p.d_qk));
+    rows.v.resize(size_t(p.seqlen * p.d_v));
+  }
   std::vector<std::vector<double>> scores(size_t(workers), std::vector<double>(size_t(p.seqlen)));
   std::vector<std::vector<double>> q_rows(size_t(workers), std::vector<double>(size_t(p.d_qk)));
   parallel_for(units, [&](int w, int64_t unit) {
