@@ -6,7 +6,7 @@
 
 namespace zyfa::bench {
 
-// kernel and sustained: Google Benchmark runs, one benchmark per (case, repeat, impl).
+// kernel, sustained and isolated: Google Benchmark runs, one benchmark per (case, repeat, impl).
 int run_timing_mode(const Options &o);
 // Relative RMS, max abs and LSE error against fp64 on sampled rows; rows sum to one with V = ones.
 int run_accuracy_mode(const Options &o);

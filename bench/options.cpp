@@ -36,7 +36,7 @@ double parse_double(const std::string &flag, const std::string &v) {
 
 std::string usage() {
   return R"(zyfa_bench: zyfa and cuDNN SDPA side by side (Google Benchmark), accuracy against fp64.
-  --mode=kernel|sustained|accuracy|dump|dry   (default kernel)
+  --mode=kernel|sustained|isolated|accuracy|dump|dry   (default kernel; isolated: NVIDIA's protocol)
   --impls=zyfa,cudnn  --dtypes=bf16,fp8  --families=mha-d128,gqa-d128,mha-d192,gqa-d192,llama3.1-8b
   --seqlens=2048,...  --inputs=gaussian,outlier,structured
   --repeats=3  --idle-s=5  --idle-from=16384  --min-time-s=0.25  --max-calls=100  --warmup-s=0.2
@@ -98,13 +98,14 @@ Options parse_options(int *argc, char **argv) {
     else throw std::invalid_argument("unknown flag " + flag + "\n" + usage());
   }
   *argc = kept;
-  if (o.mode != "kernel" && o.mode != "sustained" && o.mode != "accuracy" && o.mode != "dump" && o.mode != "dry")
+  if (o.mode != "kernel" && o.mode != "sustained" && o.mode != "isolated" && o.mode != "accuracy" && o.mode != "dump" &&
+      o.mode != "dry")
     throw std::invalid_argument("--mode: unknown mode '" + o.mode + "'");
   if (o.purpose != "timing" && o.purpose != "accuracy") throw std::invalid_argument("--purpose: timing or accuracy");
   if (o.repeats < 1 || o.rows_per_head < 1 || o.kernel.max_calls < 1)
     throw std::invalid_argument("--repeats, --rows-per-head and --max-calls must be >= 1");
   if (o.seqlens.empty()) {
-    if (o.mode == "sustained") o.seqlens = {16384};
+    if (o.mode == "sustained" || o.mode == "isolated") o.seqlens = {16384};
     else if (o.mode == "accuracy") o.seqlens = {4096, 16384};
     else o.seqlens = protocol_seqlens();
   }

@@ -12,7 +12,7 @@
 namespace zyfa::bench {
 
 struct Options {
-  std::string mode = "kernel";  // kernel | sustained | accuracy | dump | dry
+  std::string mode = "kernel";  // kernel | sustained | isolated | accuracy | dump | dry
   std::vector<std::string> impls;
   std::vector<zyfa_dtype> dtypes = {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3};
   std::vector<std::string> families;

@@ -8,7 +8,8 @@
 
 The schema of a record (other tools read it; keep it stable): impl (zyfa | cudnn | fa3 | flashinfer |
 torch-flash | torch-cudnn), dtype (bf16 | fp8), d_qk, d_v, batch, seqlen, nheads, nheads_k, inputs
-(gaussian | outlier | structured), mode (kernel | sustained | accuracy), tflops (null for accuracy
+(gaussian | outlier | structured), mode (kernel | sustained | accuracy; isolated: NVIDIA's protocol, only
+to reconcile published figures), tflops (null for accuracy
 records and failures), rel_rms_err (accuracy records), and extra fields (family, input_std, time_ms,
 tflops_repeats, calls, plan, out_dtype, max_abs_err, lse_max_abs_err, rows_sum_max_err, error, part).
 """
@@ -27,7 +28,7 @@ def check_record(r):
         raise ValueError(f"record lacks {missing}: {r}")
     if r["impl"] not in IMPLS or r["dtype"] not in ("bf16", "fp8") or \
             r["inputs"] not in ("gaussian", "outlier", "structured") or \
-            r["mode"] not in ("kernel", "sustained", "accuracy"):
+            r["mode"] not in ("kernel", "sustained", "accuracy", "isolated"):
         raise ValueError(f"record has a value outside the schema: {r}")
 
 
@@ -52,6 +53,33 @@ def environment():
     return env
 
 
+# Power above this means a kernel is running (the H200 idles near 80-120 W): the clock summary of a part
+# is taken over those samples only.
+LOADED_WATTS = 250.0
+
+
+def clock_summary(path):
+    """SM clock and power over the samples nvidia-smi took every 200 ms while the part ran."""
+    loaded = []
+    with open(path) as f:
+        for line in f:
+            fields = [x.strip() for x in line.split(",")]
+            try:
+                sm, watts, temp = float(fields[1]), float(fields[2]), float(fields[3])
+            except (IndexError, ValueError):
+                continue
+            if watts >= LOADED_WATTS:
+                loaded.append((sm, watts, temp, fields[4] if len(fields) > 4 else ""))
+    if not loaded:
+        return {"loaded_samples": 0}
+    sms = sorted(x[0] for x in loaded)
+    watts = sorted(x[1] for x in loaded)
+    reasons = sorted({x[3] for x in loaded})
+    return {"loaded_samples": len(loaded), "sm_mhz_min": sms[0], "sm_mhz_median": sms[len(sms) // 2],
+            "sm_mhz_max": sms[-1], "power_w_median": watts[len(watts) // 2], "power_w_max": watts[-1],
+            "temp_c_max": max(x[2] for x in loaded), "clock_event_reasons": reasons}
+
+
 def wrap(args):
     records = []
     tools = []
@@ -68,7 +96,8 @@ def wrap(args):
     with open(args.clocks_after) as f:
         after = f.read().strip()
     part = {"part": args.part, "command": args.command, "git_commit": args.commit, "clocks_before": before,
-            "clocks_after": after, "environment": environment(), "tools": tools, "records": records}
+            "clocks_after": after, "clocks_under_load": clock_summary(args.clock_samples) if args.clock_samples else None,
+            "environment": environment(), "tools": tools, "records": records}
     with open(args.out, "w") as f:
         json.dump(part, f, indent=1)
     print(f"{args.out}: {len(records)} records")
@@ -107,6 +136,7 @@ def main():
     w.add_argument("--commit", required=True)
     w.add_argument("--clocks-before", required=True)
     w.add_argument("--clocks-after", required=True)
+    w.add_argument("--clock-samples", help="nvidia-smi samples (timestamp, sm MHz, W, C, reasons) taken while it ran")
     w.add_argument("--out", required=True)
     w.add_argument("records", nargs="+")
     m = sub.add_parser("merge")

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <thread>
+#include <vector>
 
 #include "cuda_util.hpp"
 
@@ -49,6 +50,18 @@ SustainedResult time_sustained(const Launch &launch, cudaStream_t stream, const 
   r.calls = calls;
   r.timed_s = r.ms_per_call * calls / 1e3;
   return r;
+}
+
+double time_isolated(const Launch &launch, cudaStream_t stream, const IsolatedProtocol &p) {
+  DeviceBuffer flush(p.flush_bytes);
+  std::vector<double> ms;
+  for (int i = 0; i < p.calls; ++i) {
+    idle_for(p.pause_s);
+    ZYFA_BENCH_CUDA(cudaMemsetAsync(flush.get(), i & 0xff, flush.bytes(), stream));
+    ms.push_back(time_calls(launch, stream, 1));
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
 }
 
 void idle_for(double seconds) {

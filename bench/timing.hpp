@@ -39,6 +39,15 @@ struct SustainedResult {
 };
 SustainedResult time_sustained(const Launch &launch, cudaStream_t stream, const SustainedProtocol &p);
 
+// NVIDIA's cudnn-frontend benchmark protocol, for reconciling figures: each call runs alone, after a
+// pause and an L2 flush (a 256 MiB memset), timed by its own events; the median of `calls` such calls.
+struct IsolatedProtocol {
+  int calls = 10;
+  double pause_s = 0.02;
+  size_t flush_bytes = size_t(256) << 20;
+};
+double time_isolated(const Launch &launch, cudaStream_t stream, const IsolatedProtocol &p);
+
 void idle_for(double seconds);
 
 }  // namespace zyfa::bench

@@ -32,7 +32,8 @@ class TimingRun {
   ~TimingRun() { cudaStreamDestroy(stream_); }
 
   void register_benchmarks() {
-    const bool sustained = o_.mode == "sustained";
+    // Sustained and isolated runs are long or many-in-one: one round each, rotated by case instead.
+    const bool sustained = o_.mode != "kernel";
     const int repeats = sustained ? 1 : o_.repeats;
     const size_t n = o_.impls.size();
     for (size_t ci = 0; ci < cases_.size(); ++ci) {
@@ -114,7 +115,12 @@ class TimingRun {
       }
       const Launch launch = [&] { k->run(stream_); };
       double ms = 0.0;
-      if (sustained) {
+      if (o_.mode == "isolated") {
+        warm_up(launch, stream_, o_.kernel.warmup_s, 3);
+        IsolatedProtocol iso;
+        ms = time_isolated(launch, stream_, iso);
+        slot.calls = iso.calls;
+      } else if (sustained) {
         const SustainedResult r = time_sustained(launch, stream_, o_.sustained);
         ms = r.ms_per_call;
         slot.calls = r.calls;

@@ -3,31 +3,37 @@
 #   tools/device/prepare_bench.sh [BUILD_DIR]      (builds zyfa_bench, fills .carry-bench/ and .whl/)
 # then, on the device (the `run` tool, carry [".carry-bench", ".whl"]), one part per command:
 #   tools/device/run_bench.sh PART [FLAGS...]
-# PART: check | kernel | peers-kernel | sustained | accuracy. FLAGS (--dtypes=, --families=, --seqlens=,
+# PART: check | kernel | peers-kernel | sustained | accuracy | reconcile. FLAGS (--dtypes=, --families=, --seqlens=,
 # --inputs=, --repeats=, --idle-s=) go to both zyfa_bench and bench/peers.py, so a part can be split to
 # stay inside the 10-minute limit of one device command. Each part writes $OUT/part-PART.json (records,
-# exact command, clocks before and after, versions) and $OUT/PART.log; bench/results_file.py merge turns
-# the parts into bench/results/<date>-<gpu>.json here.
+# exact command, clocks before and after, the SM clock and power sampled every 200 ms while it ran, versions)
+# and appends to $OUT/bench.log; bench/results_file.py merge turns the parts into
+# bench/results/<date>-<gpu>.json here. Several parts can run in one device command, one after another.
 set -uo pipefail
 
-readonly PART="${1:?usage: tools/device/run_bench.sh check|kernel|peers-kernel|sustained|accuracy [FLAGS...]}"
+readonly PART="${1:?usage: tools/device/run_bench.sh check|kernel|peers-kernel|sustained|accuracy|reconcile [FLAGS...]}"
 shift
 readonly FLAGS=("$@")
 readonly CARRY=.carry-bench
 readonly BENCH="$CARRY/zyfa_bench"
 readonly OUTDIR="${OUT:-$PWD/bench-out}"
+# Each zyfa_bench or peers.py step is killed after this many seconds (its records are then lost, the
+# part's other steps are kept): set it so that all parts of one device command end inside its limit.
+readonly STEP_TIMEOUT="${STEP_TIMEOUT:-590}"
 mkdir -p "$OUTDIR"
-readonly LOG="$OUTDIR/$PART.log"
+readonly LOG="$OUTDIR/bench.log"
+readonly SCRATCH="$(mktemp -d)"  # clock readings: only the part file and the log go back
 exec > >(tee -a "$LOG") 2>&1
 
 [[ -x "$BENCH" ]] || { echo "no $BENCH: run tools/device/prepare_bench.sh here first"; exit 2; }
 export PYTHONUNBUFFERED=1
 
 # Python peers carried as wheels (fa3-fwd); the device's own PyTorch stays as it is.
-if compgen -G ".whl/*.whl" > /dev/null; then
+if compgen -G ".whl/*.whl" > /dev/null && [[ ! -f /tmp/site/.installed ]]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+    && touch /tmp/site/.installed
 fi
+[[ -d /tmp/site ]] && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 
 # cuDNN 9.19 lives in PyTorch's environment on the device; nvrtc in the toolkit or there; Google
 # Benchmark's shared library travels in .carry-bench/lib.
@@ -50,16 +56,19 @@ bench() {  # zyfa_bench NAME ARGS...: records into $OUTDIR/PART-NAME.json
   local name="$1"; shift
   local json="$OUTDIR/$PART-$name.json"
   echo "+ $BENCH $* --json=$json"
-  "$BENCH" "$@" --json="$json" --benchmark_counters_tabular=true && records+=("$json")
+  timeout -k 5 "$STEP_TIMEOUT" "$BENCH" "$@" --json="$json" --benchmark_counters_tabular=true && records+=("$json")
 }
 peers() {  # bench/peers.py NAME ARGS...
   local name="$1"; shift
   local json="$OUTDIR/$PART-$name.json"
   echo "+ python3 bench/peers.py --bench $BENCH $* --json $json"
-  python3 bench/peers.py --bench "$BENCH" "$@" --json "$json" && records+=("$json")
+  timeout -k 5 "$STEP_TIMEOUT" python3 bench/peers.py --bench "$BENCH" "$@" --json "$json" && records+=("$json")
 }
 
-clocks > "$OUTDIR/.clocks-before"
+clocks > "$SCRATCH/clocks-before"
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv,noheader,nounits \
+  -lms 200 > "$SCRATCH/clock-samples" 2>/dev/null &
+sampler=$!
 start=$(date +%s)
 case "$PART" in
   check)
@@ -80,14 +89,18 @@ case "$PART" in
     bench accuracy --mode=accuracy "${FLAGS[@]}"
     peers peers-accuracy --mode=accuracy "${FLAGS[@]}"
     ;;
+  reconcile)  # NVIDIA's protocol (isolated calls after an L2 flush) next to ours, for the published figures
+    bench isolated --mode=isolated --families=llama3.1-8b "${FLAGS[@]}"
+    ;;
   *) echo "unknown part $PART"; exit 2 ;;
 esac
-clocks > "$OUTDIR/.clocks-after"
+kill "$sampler" 2>/dev/null
+clocks > "$SCRATCH/clocks-after"
 echo "part $PART took $(( $(date +%s) - start )) s"
 
 if (( ${#records[@]} == 0 )); then echo "no records"; exit 1; fi
 python3 bench/results_file.py wrap --part "$PART" --command "tools/device/run_bench.sh $PART ${FLAGS[*]}" \
   --commit "$(cat "$CARRY/COMMIT" 2>/dev/null || echo unknown)" \
-  --clocks-before "$OUTDIR/.clocks-before" --clocks-after "$OUTDIR/.clocks-after" \
+  --clocks-before "$SCRATCH/clocks-before" --clocks-after "$SCRATCH/clocks-after" --clock-samples "$SCRATCH/clock-samples" \
   --out "$OUTDIR/part-$PART.json" "${records[@]}"
-rm -f "${records[@]}"
+rm -rf "${records[@]}" "$SCRATCH"

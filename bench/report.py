@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Turns a results file (bench/results/<date>-<gpu>.json) into the README's tables and PNG plots.
+
+  python3 bench/report.py bench/results/2026-11-29-h200.json [--markdown OUT.md] [--plots DIR]
+
+Tables (markdown): kernel-mode TFLOP/s by dtype, shape family, implementation and S; sustained-mode
+TFLOP/s; the accuracy study (relative RMS error against fp64, then max abs, LSE and rows-sum errors).
+Plots (matplotlib, written next to the results file unless --plots says otherwise): TFLOP/s against S
+per kernel and peer, one figure per dtype; relative RMS error per input kind, one figure per dtype.
+Nothing is typed by hand: every number comes from the records.
+"""
+import argparse
+import json
+import math
+import os
+from collections import defaultdict
+
+IMPL_ORDER = ["zyfa", "cudnn", "fa3", "flashinfer", "torch-cudnn", "torch-flash"]
+FAMILY_ORDER = ["mha-d128", "gqa-d128", "mha-d192", "gqa-d192", "llama3.1-8b"]
+INPUT_ORDER = ["gaussian", "outlier", "structured"]
+
+
+def family_of(r):
+    if r.get("family"):
+        return r["family"]
+    kind = "mha" if r["nheads"] == r["nheads_k"] else "gqa"
+    return f"{kind}-d{r['d_qk']}"
+
+
+def order(values, preferred):
+    return [v for v in preferred if v in values] + sorted(v for v in values if v not in preferred)
+
+
+def seqlen_label(s):
+    return f"{s // 1024}K" if s % 1024 == 0 else str(s)
+
+
+def fmt(x, digits=0):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "—"
+    return f"{x:.{digits}f}"
+
+
+def sci(x):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "—"
+    return f"{x:.2e}"
+
+
+def protocol_first(dist):
+    inputs, std = dist
+    return (dist != ("gaussian", 0.1), INPUT_ORDER.index(inputs) if inputs in INPUT_ORDER else 9, std)
+
+
+def throughput_table(d, dtype, mode, inputs, std):
+    seqlens = sorted({r["seqlen"] for r in d})
+    cells = defaultdict(dict)
+    for r in d:
+        cells[(family_of(r), r["impl"])][r["seqlen"]] = r.get("tflops")
+    out = [f"**{dtype.upper()}, {mode} mode, {inputs} inputs (std {std:g})** (TFLOP/s = B·H·S²·(d_qk + d_v) / time; "
+           "batch 1, causal; H = max(32, 262144/S), Llama 64/8)\n",
+           "| shape | impl | " + " | ".join(f"S={seqlen_label(s)}" for s in seqlens) + " |",
+           "| --- | --- | " + " | ".join("---:" for _ in seqlens) + " |"]
+    for fam in order({k[0] for k in cells}, FAMILY_ORDER):
+        for impl in order({k[1] for k in cells if k[0] == fam}, IMPL_ORDER):
+            row = cells[(fam, impl)]
+            if all(v is None for v in row.values()):
+                continue  # a peer that does not support this dtype or shape
+            out.append(f"| {fam} | {impl} | " + " | ".join(fmt(row.get(s)) for s in seqlens) + " |")
+    return "\n".join(out) + "\n"
+
+
+def throughput_tables(records, mode):
+    """One table per dtype and input distribution, the protocol's std-0.1 Gaussian first."""
+    rs = [r for r in records if r["mode"] == mode]
+    dist = lambda r: (r["inputs"], round(r.get("input_std") or 0, 3))  # noqa: E731
+    tables = []
+    for dtype in order({r["dtype"] for r in rs}, ["bf16", "fp8"]):
+        for inputs, std in sorted({dist(r) for r in rs}, key=protocol_first):
+            d = [r for r in rs if r["dtype"] == dtype and dist(r) == (inputs, std)]
+            if d:
+                tables.append(throughput_table(d, dtype, mode, inputs, std))
+    return "\n".join(tables)
+
+
+def accuracy_tables(records):
+    rs = [r for r in records if r["mode"] == "accuracy"]
+    if not rs:
+        return ""
+    impls = order({r["impl"] for r in rs if r.get("rel_rms_err") is not None}, IMPL_ORDER)
+    out = ["**Accuracy**: relative RMS error of one call against fp64 attention on the same quantized inputs "
+           "(sampled query rows; Gaussian std 1)\n",
+           "| dtype | shape | S | inputs | " + " | ".join(impls) + " |",
+           "| --- | --- | ---: | --- | " + " | ".join("---:" for _ in impls) + " |"]
+    key = lambda r: (r["dtype"], family_of(r), r["seqlen"], r["inputs"])  # noqa: E731
+    groups = defaultdict(dict)
+    for r in rs:
+        groups[key(r)][r["impl"]] = r
+    sort_key = lambda k: (["bf16", "fp8"].index(k[0]) if k[0] in ("bf16", "fp8") else 9,  # noqa: E731
+                          FAMILY_ORDER.index(k[1]) if k[1] in FAMILY_ORDER else 99, k[2],
+                          INPUT_ORDER.index(k[3]) if k[3] in INPUT_ORDER else 9)
+    for k in sorted(groups, key=sort_key):
+        g = groups[k]
+        out.append(f"| {k[0]} | {k[1]} | {seqlen_label(k[2])} | {k[3]} | " +
+                   " | ".join(sci(g.get(i, {}).get("rel_rms_err")) for i in impls) + " |")
+    out += ["", "Max abs error / max LSE error (nats) / max |out − 1| with V = ones:\n",
+            "| dtype | shape | S | inputs | " + " | ".join(impls) + " |",
+            "| --- | --- | ---: | --- | " + " | ".join("---" for _ in impls) + " |"]
+    for k in sorted(groups, key=sort_key):
+        g = groups[k]
+        cells = []
+        for i in impls:
+            r = g.get(i, {})
+            cells.append(f"{sci(r.get('max_abs_err'))} / {sci(r.get('lse_max_abs_err'))} / "
+                         f"{sci(r.get('rows_sum_max_err'))}" if r.get("rel_rms_err") is not None else "—")
+        out.append(f"| {k[0]} | {k[1]} | {seqlen_label(k[2])} | {k[3]} | " + " | ".join(cells) + " |")
+    notes = sorted({f"{r['impl']} {r['dtype']}: {r['error']}" for r in rs if r.get("error")})
+    if notes:
+        out += ["", "Not measured: " + "; ".join(notes)]
+    return "\n".join(out) + "\n"
+
+
+def failures(records):
+    fails = sorted({f"{r['impl']} {r['dtype']} ({r['mode']}): {r['error'].splitlines()[0][:160]}"
+                    for r in records if r["mode"] != "accuracy" and r.get("tflops") is None and r.get("error")})
+    return ("Not timed: " + "; ".join(fails) + "\n") if fails else ""
+
+
+def plot_throughput(records, path_prefix):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    written = []
+    rs = [r for r in records if r["mode"] == "kernel" and r["inputs"] == "gaussian" and r.get("tflops")
+          and round(r.get("input_std") or 0, 3) == 0.1]
+    for dtype in order({r["dtype"] for r in rs}, ["bf16", "fp8"]):
+        d = [r for r in rs if r["dtype"] == dtype]
+        fams = order({family_of(r) for r in d}, FAMILY_ORDER)
+        fig, axes = plt.subplots(1, len(fams), figsize=(max(6.0, 4 * len(fams)), 3.6), squeeze=False, sharey=True)
+        for ax, fam in zip(axes[0], fams):
+            for impl in order({r["impl"] for r in d if family_of(r) == fam}, IMPL_ORDER):
+                pts = sorted((r["seqlen"], r["tflops"]) for r in d if family_of(r) == fam and r["impl"] == impl)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl)
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(sorted({r["seqlen"] for r in d}))
+            ax.set_xticklabels([seqlen_label(s) for s in sorted({r["seqlen"] for r in d})])
+            ax.set_title(fam)
+            ax.set_xlabel("S")
+            ax.grid(alpha=0.3)
+        axes[0][0].set_ylabel("TFLOP/s")
+        axes[0][-1].legend(fontsize=8)
+        fig.suptitle(f"{dtype.upper()} causal attention (kernel mode, Gaussian std 0.1, batch 1)")
+        fig.tight_layout()
+        path = f"{path_prefix}-tflops-{dtype}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def plot_accuracy(records, path_prefix):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    written = []
+    rs = [r for r in records if r["mode"] == "accuracy" and r.get("rel_rms_err") is not None]
+    for dtype in order({r["dtype"] for r in rs}, ["bf16", "fp8"]):
+        d = [r for r in rs if r["dtype"] == dtype]
+        impls = order({r["impl"] for r in d}, IMPL_ORDER)
+        kinds = order({r["inputs"] for r in d}, INPUT_ORDER)
+        fig, ax = plt.subplots(figsize=(max(6.0, 2.2 + 2.2 * len(kinds)), 3.6))
+        width = 0.8 / max(1, len(impls))
+        for j, impl in enumerate(impls):
+            # The median over shapes and lengths of each input kind; the tables give every case.
+            ys = []
+            for kind in kinds:
+                vals = sorted(r["rel_rms_err"] for r in d if r["impl"] == impl and r["inputs"] == kind)
+                ys.append(vals[len(vals) // 2] if vals else float("nan"))
+            ax.bar([i + j * width for i in range(len(kinds))], ys, width, label=impl)
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(kinds))])
+        ax.set_xticklabels(kinds)
+        ax.set_yscale("log")
+        ax.set_ylabel("relative RMS error vs fp64 (median)")
+        ax.set_title(f"{dtype.upper()}: error of one call per input kind")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3, axis="y")
+        fig.tight_layout()
+        path = f"{path_prefix}-error-{dtype}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results")
+    p.add_argument("--markdown", help="write the tables here instead of printing them")
+    p.add_argument("--plots", help="folder for the PNGs (default: next to the results file)")
+    p.add_argument("--no-plots", action="store_true")
+    args = p.parse_args()
+    with open(args.results) as f:
+        res = json.load(f)
+    records = res["records"]
+    head = (f"Measured on {res.get('gpu', '?')} (driver {res.get('driver', '?')}, {res.get('cuda', '?')}, "
+            f"cuDNN {res.get('cudnn', '?')}, PyTorch {res.get('torch', '?')}) on {res.get('date', '?')}, "
+            f"zyfa commit {res.get('git_commit', '?')}; generated by bench/report.py from "
+            f"{os.path.basename(args.results)}.\n")
+    text = "\n".join(t for t in [head, throughput_tables(records, "kernel"), throughput_tables(records, "sustained"),
+                                 throughput_tables(records, "isolated"),
+                                 accuracy_tables(records), failures(records)] if t)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+        print(f"wrote {args.markdown}")
+    else:
+        print(text)
+    if not args.no_plots:
+        prefix = os.path.join(args.plots or os.path.dirname(os.path.abspath(args.results)),
+                              os.path.splitext(os.path.basename(args.results))[0])
+        for path in plot_throughput(records, prefix) + plot_accuracy(records, prefix):
+            print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
