@@ -93,7 +93,7 @@ __device__ __forceinline__ float e4m3_magnitude(int code) {
   return code >= kE4m3FirstNormal ? __int_as_float((code + kE4m3ToFloatRebias) << kE4m3ToFloatShift)
                                   : float(code) * kE4m3SubnormalQuantum;
 }
-// 2^-shift as a float, exactly (shift is in [-1, kMaxBlockShift], so the result is a normal float).
+// 2^-shift as a float, exactly (numerics::fp8_block_shift stays far below 126, so it is a normal float).
 __device__ __forceinline__ float exp2_of_negative(int shift) { return __int_as_float((127 - shift) << 23); }
 
 // Sixteen e4m3 codes to sixteen bf16 values (through f16, which holds every e4m3 value exactly).

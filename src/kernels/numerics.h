@@ -9,8 +9,8 @@
 //       m_new = bmax (FP8: rounded up to a multiple of 1/8, so that -8m is an integer code offset)
 //       alpha = exp2(m - m_new); O *= alpha; l *= alpha; m = m_new
 //   BF16: p_j = bf16(exp2(fma(s_j, c, -m)));                      O += sum p_j v_j; l += sum p_j
-//   FP8:  shift = min(floor(m - bmax), kMaxBlockShift)           per-block power-of-two scaling:
-//         the block's largest p gets a code in (48, 56], next to the code 56 of p = 1
+//   FP8:  shift = min(floor(m - bmax), kMaxBlockShift) + kFp8HeadroomBinades   per-block power-of-two
+//         scaling: the block's largest p gets a code in (112, 120], 8 binades above the code 56 of p = 1
 //         d = 128 (lean P):  code_j = max(rint(s_j * 8c + (56 + 8 shift - 8m)), 0)
 //         d = 192 (exact P): code_j = e4m3(exp2(fma(s_j, c, shift - m)))
 //         acc = sum code_j v_j, rs = sum code_j (fp32; rs is the denominator of the rounded P)
@@ -50,6 +50,12 @@ constexpr float kE4m3Max = 448.0f;
 // Blocks more than this many binades below the row max contribute nothing representable; clamping the
 // shift keeps 2^-shift a normal float.
 constexpr int kMaxBlockShift = 64;
+// Headroom of the FP8 per-block scaling, in binades. ZYFA puts each block's largest p next to the code of
+// p = 1, which leaves only 6 normal binades below it: smaller probabilities become subnormal codes or
+// zero, and in peaked rows whole tails vanish. Hopper folds the scale back with an FFMA, so any power of
+// two is free: 8 binades more keep 14 normal binades per block and put the top code at 120 (256), below
+// the largest finite code 126 (448). Measured on the CPU backend, S = 4096 (bench/NOTES.md).
+constexpr int kFp8HeadroomBinades = 8;
 // 1.5 * 2^23: added by an FFMA, it leaves rint(x) in the low mantissa bits of a float (lean P on the GPU).
 constexpr float kRoundMagic = 12582912.0f;
 
@@ -116,10 +122,11 @@ inline int lean_p_code_host(float s, float c8, float offset) {
 ZYFA_HD float fp8_reference_max(float bmax) {
   return std::ceil(bmax * float(kE4m3CodesPerBinade)) / float(kE4m3CodesPerBinade);
 }
-// Per-block shift (an integer number of binades) for a block whose max is bmax under reference m.
+// Per-block shift (an integer number of binades, in [kFp8HeadroomBinades - 1, kMaxBlockShift +
+// kFp8HeadroomBinades]) for a block whose max is bmax under reference m.
 ZYFA_HD int fp8_block_shift(float m, float bmax) {
   const float f = std::floor(m - bmax);
-  return f > float(kMaxBlockShift) ? kMaxBlockShift : int(f);
+  return (f > float(kMaxBlockShift) ? kMaxBlockShift : int(f)) + kFp8HeadroomBinades;
 }
 
 }  // namespace zyfa::numerics

@@ -16,19 +16,20 @@ namespace zyfa::test {
 namespace {
 
 // Relative RMS error against fp64 on the same quantized inputs. BF16 and FP8 exact P (d_qk = 192) get the
-// acceptance limits of issue 2. Lean P (FP8, d = 128, numerics.h) measures 2.6e-2 at S = 128, 3.0e-2 at
-// S = 1000 and 3.1e-2 at S = 4K on these inputs: its codes span 7 binades (code 0 at 2^-7 of the block's
-// scale, codes 1..7 read as e4m3 subnormals), so keys far below their block's max vanish. The lean limit
-// is that measurement with a margin, until numerics.h changes the recurrence (issue 5 decides).
+// acceptance limits of issue 2. Lean P (FP8, d = 128) reads each code as 2^floor(x) (1 + frac(x)), which
+// overestimates 2^x by up to 6.1% (Mitchell's approximation) on top of e4m3's rounding: with the headroom
+// of numerics.h it measures 2.4e-2 at S = 128 and 2.8e-2 at S = 1000 on these inputs (exact P: 1.8e-2
+// and 2.1e-2), over issue 2's 2.5e-2. The lean limit is that measurement with a margin (bench/NOTES.md).
 constexpr double kMaxRelRmsBf16 = 3e-3;
 constexpr double kMaxRelRmsFp8ExactP = 2.5e-2;
-constexpr double kMaxRelRmsFp8LeanP = 3.5e-2;
+constexpr double kMaxRelRmsFp8LeanP = 3.0e-2;
 // LSE error (nats). BF16 P is within 2^-9 of exp2, so ln(1 + 2^-9) = 1.95e-3 bounds the sum's error; an
-// e4m3 P within 2^-4 gives ln(1 + 2^-4) = 0.061. Lean P has no such bound, since it drops keys: the
-// worst row measures 0.14 here, and a wrong recurrence shows as errors of order 1.
+// e4m3 P within 2^-4 gives ln(1 + 2^-4) = 0.061. A lean code's value lies within 2^(+-1/16) of the
+// Mitchell estimate, which is 1 to 1.0615 times 2^x, so ln of the sum is off by -0.043 to +0.102 (the
+// headroom keeps small P from vanishing; without it rows lost 0.14). A wrong recurrence shows as order 1.
 constexpr double kMaxLseErrBf16 = 2.5e-3;
 constexpr double kMaxLseErrFp8ExactP = 0.065;
-constexpr double kMaxLseErrFp8LeanP = 0.25;
+constexpr double kMaxLseErrFp8LeanP = 0.105;
 constexpr uint64_t kSeed = 20261129;
 
 bool lean_p(const AttentionShape &s) { return s.fp8() && numerics::uses_lean_p(int(s.d_qk)); }

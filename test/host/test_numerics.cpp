@@ -192,20 +192,25 @@ TEST(Fp8Scaling, ReferenceMaxIsTheNextEighth) {
   EXPECT_EQ(fp8_reference_max(-0.01f), 0.0f);
 }
 
-TEST(Fp8Scaling, BlockShiftPutsTheBlockMaxInTheTopBinade) {
-  EXPECT_EQ(fp8_block_shift(4.0f, 4.0f), 0);
-  EXPECT_EQ(fp8_block_shift(4.0f, 4.1f), -1);  // a block max above m (within the lazy threshold)
-  EXPECT_EQ(fp8_block_shift(4.0f, 1.5f), 2);
-  EXPECT_EQ(fp8_block_shift(4.0f, -100.0f), kMaxBlockShift);
+TEST(Fp8Scaling, BlockShiftPutsTheBlockMaxInTheHeadroomBinade) {
+  constexpr int h = kFp8HeadroomBinades;
+  EXPECT_EQ(fp8_block_shift(4.0f, 4.0f), h);
+  EXPECT_EQ(fp8_block_shift(4.0f, 4.1f), h - 1);  // a block max above m (within the lazy threshold)
+  EXPECT_EQ(fp8_block_shift(4.0f, 1.5f), h + 2);
+  EXPECT_EQ(fp8_block_shift(4.0f, -100.0f), kMaxBlockShift + h);
+  // The top code stays below the largest finite e4m3 code (0x7e = 448) and 2^-shift stays normal.
+  const int top_code = kE4m3CodeOfOne + kE4m3CodesPerBinade * h;
+  EXPECT_LE(top_code, 0x7e);
+  EXPECT_LT(kMaxBlockShift + h, 126);
   std::mt19937 rng(13);
   std::uniform_real_distribution<float> below(-40.0f, kLazyRescaleFp8);
   for (int i = 0; i < 100000; ++i) {
     const float m = 8.375f, bmax = m + below(rng);
     const int shift = fp8_block_shift(m, bmax);
-    // The code the block max gets: 56 + 8 (bmax - m + shift), in (48, 56].
+    // The code the block max gets: 56 + 8 (bmax - m + shift), in (top - 8, top].
     const double code = kE4m3CodeOfOne + kE4m3CodesPerBinade * (double(bmax) - m + shift);
-    ASSERT_GT(code, kE4m3CodeOfOne - kE4m3CodesPerBinade) << bmax;
-    ASSERT_LE(code, kE4m3CodeOfOne) << bmax;
+    ASSERT_GT(code, top_code - kE4m3CodesPerBinade) << bmax;
+    ASSERT_LE(code, top_code) << bmax;
   }
 }
 

@@ -169,7 +169,7 @@ TEST_P(InvalidDescriptor, GpuEntryPointsRefuseBeforeTouchingADevice) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryField, InvalidDescriptor, ::testing::ValuesIn(invalid_cases()),
-                         [](const auto &info) { return std::string(info.param.name); });
+                         [](const auto &param_info) { return std::string(param_info.param.name); });
 
 TEST(Validation, NullDescriptor) {
   EXPECT_EQ(zyfa_attn_fwd_host(nullptr), ZYFA_STATUS_NULL_ARGUMENT);
