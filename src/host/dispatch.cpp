@@ -21,6 +21,8 @@ struct KernelChoice {
 bool always(const Problem &) { return true; }
 
 const KernelChoice kKernels[] = {
+    {"bf16 hopper attention", kernels::bf16_attention_supports, kernels::bf16_attention_ctas_per_sm,
+     kernels::launch_bf16_attention},
     {"fallback attention", always, kernels::fallback_ctas_per_sm, kernels::launch_fallback_attention},
 };
 
