@@ -232,7 +232,7 @@ int main(int argc, char **argv) {
   // The oracle reads the same quantized host inputs.
   zyfa::Problem problem;
   if (zyfa_status s = zyfa::validate_attention(&d, zyfa::PointerCheck::kRequired, &problem)) {
-    std::printf("validate: %s\n", zyfa_last_error());
+    std::printf("validate: %s: %s\n", zyfa_status_string(s), zyfa_last_error());
     return 1;
   }
   const zyfa::ref::ReferenceResult ref = zyfa::ref::attention_fp64(problem);
