@@ -1,5 +1,6 @@
 #include "host/cuda_api.hpp"
 
+#include <cuda.h>  // driver types only: the functions come from cudaGetDriverEntryPointByVersion
 #include <cuda_runtime.h>
 
 #include "host/error.hpp"
@@ -121,5 +122,106 @@ zyfa_status stream_is_capturing(void *stream, bool *capturing) {
 }
 
 std::unique_ptr<DeviceMemory> make_device_memory() { return std::make_unique<CudaDeviceMemory>(); }
+
+// ---------------------------------------------------------------- driver API (added by asmgen)
+namespace {
+
+// The driver's error numbers that these calls can return, as the runtime numbers them.
+static_assert(int(CUDA_ERROR_INVALID_VALUE) == int(cudaErrorInvalidValue), "driver and runtime numbering");
+static_assert(int(CUDA_ERROR_OUT_OF_MEMORY) == int(cudaErrorMemoryAllocation), "driver and runtime numbering");
+static_assert(int(CUDA_ERROR_NOT_INITIALIZED) == int(cudaErrorInitializationError), "driver and runtime numbering");
+static_assert(int(CUDA_ERROR_INVALID_IMAGE) == int(cudaErrorInvalidKernelImage), "driver and runtime numbering");
+static_assert(int(CUDA_ERROR_INVALID_CONTEXT) == int(cudaErrorDeviceUninitialized), "driver and runtime numbering");
+static_assert(int(CUDA_ERROR_NO_BINARY_FOR_GPU) == int(cudaErrorNoKernelImageForDevice),
+              "driver and runtime numbering");
+static_assert(int(CUDA_ERROR_INVALID_HANDLE) == int(cudaErrorInvalidResourceHandle), "driver and runtime numbering");
+static_assert(int(CUDA_ERROR_NOT_FOUND) == int(cudaErrorSymbolNotFound), "driver and runtime numbering");
+static_assert(int(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) == int(cudaErrorLaunchOutOfResources),
+              "driver and runtime numbering");
+static_assert(int(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED) == int(cudaErrorSharedObjectInitFailed),
+              "driver and runtime numbering");
+
+// The ABI version of the driver functions below (their signatures are unchanged since CUDA 12.0).
+constexpr unsigned kDriverAbiVersion = 12000;
+
+using ModuleLoadData = CUresult (*)(CUmodule *, const void *);
+using ModuleGetFunction = CUresult (*)(CUfunction *, CUmodule, const char *);
+using FuncSetAttribute = CUresult (*)(CUfunction, CUfunction_attribute, int);
+using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                  CUstream, void **, void **);
+
+struct DriverApi {
+  ModuleLoadData module_load_data = nullptr;
+  ModuleGetFunction module_get_function = nullptr;
+  FuncSetAttribute func_set_attribute = nullptr;
+  LaunchKernel launch_kernel = nullptr;
+  int error = cudaSuccess;  // what resolving them returned
+};
+
+template <typename Fn>
+int resolve(const char *symbol, Fn *fn) {
+  void *p = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  const cudaError_t e = cudaGetDriverEntryPointByVersion(symbol, &p, kDriverAbiVersion, cudaEnableDefault, &found);
+  if (e != cudaSuccess) return e;
+  if (found != cudaDriverEntryPointSuccess || p == nullptr) return cudaErrorSymbolNotFound;
+  *fn = reinterpret_cast<Fn>(p);
+  return cudaSuccess;
+}
+
+// Resolved once per process; thread-safe by the rules of function-local statics.
+const DriverApi &driver() {
+  static const DriverApi api = [] {
+    DriverApi d;
+    if (d.error == cudaSuccess) d.error = resolve("cuModuleLoadData", &d.module_load_data);
+    if (d.error == cudaSuccess) d.error = resolve("cuModuleGetFunction", &d.module_get_function);
+    if (d.error == cudaSuccess) d.error = resolve("cuFuncSetAttribute", &d.func_set_attribute);
+    if (d.error == cudaSuccess) d.error = resolve("cuLaunchKernel", &d.launch_kernel);
+    return d;
+  }();
+  return api;
+}
+
+}  // namespace
+
+int current_device(int *device) { return cudaGetDevice(device); }
+
+int load_module(const void *image, void **module) {
+  const DriverApi &d = driver();
+  if (d.error != cudaSuccess) return d.error;
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  // Makes the device's primary context (the one the runtime launches into) current on this thread.
+  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) return e;
+  RelaxedCaptureScope relaxed;  // a first call may come while a graph is being captured
+  CUmodule m = nullptr;
+  const CUresult r = d.module_load_data(&m, image);
+  *module = m;
+  return int(r);
+}
+
+int module_function(void *module, const char *entry, void **function) {
+  const DriverApi &d = driver();
+  if (d.error != cudaSuccess) return d.error;
+  CUfunction f = nullptr;
+  const CUresult r = d.module_get_function(&f, static_cast<CUmodule>(module), entry);
+  *function = f;
+  return int(r);
+}
+
+int set_max_dynamic_shared_memory(void *function, int bytes) {
+  const DriverApi &d = driver();
+  if (d.error != cudaSuccess) return d.error;
+  return int(d.func_set_attribute(static_cast<CUfunction>(function), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  bytes));
+}
+
+int launch_function(void *function, int grid, int block, int dynamic_smem_bytes, void *stream, void *params) {
+  const DriverApi &d = driver();
+  if (d.error != cudaSuccess) return d.error;
+  void *args[] = {params};
+  return int(d.launch_kernel(static_cast<CUfunction>(function), unsigned(grid), 1, 1, unsigned(block), 1, 1,
+                             unsigned(dynamic_smem_bytes), static_cast<CUstream>(stream), args, nullptr));
+}
 
 }  // namespace zyfa::cuda

@@ -24,6 +24,22 @@ zyfa_status from_cuda_error(int error, const char *what);
 // Device memory for the plan cache's job tables.
 std::unique_ptr<DeviceMemory> make_device_memory();
 
+// ---------------------------------------------------------------- driver API (added by asmgen)
+// For the code objects src/asmgen builds (loaded by src/host/code_objects.cpp). The driver is reached
+// through cudaGetDriverEntryPointByVersion, so libzyfa links no libcuda. Each call returns a cudaError_t
+// value (0 = success): for every error these calls can return, the runtime uses the driver's number
+// (checked at compile time in cuda_api.cpp). Handles are CUmodule / CUfunction, passed as void *.
+
+// The current device's ordinal.
+int current_device(int *device);
+// Loads a cubin into the primary context of the current device (made current first).
+int load_module(const void *image, void **module);
+int module_function(void *module, const char *entry, void **function);
+// Raises the kernel's dynamic shared memory limit to `bytes` (needed above 48 KiB).
+int set_max_dynamic_shared_memory(void *function, int bytes);
+// Launches `function` with one parameter, the block at `params` (the kernel's parameter struct).
+int launch_function(void *function, int grid, int block, int dynamic_smem_bytes, void *stream, void *params);
+
 }  // namespace zyfa::cuda
 
 #endif  // ZYFA_HOST_CUDA_API_HPP_

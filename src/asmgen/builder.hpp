@@ -1,0 +1,111 @@
+// The typed instruction builder: one method per PTX instruction the kernels use, each checking its
+// operand types, so a schedule that mixes up a register's type fails in the emitter, not in ptxas.
+// Instructions made inside a Builder::Guard scope are predicated on its register.
+#ifndef ZYFA_ASMGEN_BUILDER_HPP_
+#define ZYFA_ASMGEN_BUILDER_HPP_
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "asmgen/program.hpp"
+
+namespace zyfa::asmgen {
+
+class Builder {
+ public:
+  explicit Builder(Program &program) : p_(program) {}
+
+  Reg reg(Type type, const std::string &name) { return p_.regs.make(type, name); }
+  Reg temp(Type type, const std::string &prefix) { return p_.regs.temp(type, prefix); }
+  Type type(Reg r) const { return p_.regs.type(r); }
+
+  // Predicates every instruction made while it lives on `pred` (or on !pred).
+  class Guard {
+   public:
+    Guard(Builder &b, Reg pred, bool negated);
+    ~Guard();
+    Guard(const Guard &) = delete;
+    Guard &operator=(const Guard &) = delete;
+
+   private:
+    Builder &b_;
+    Reg saved_;
+    bool saved_negated_;
+  };
+  Guard when(Reg pred) { return Guard(*this, pred, false); }
+  Guard unless(Reg pred) { return Guard(*this, pred, true); }
+
+  // ---- integer and generic: the type is the destination's.
+  void mov(Reg d, Operand a);
+  void add(Reg d, Operand a, Operand b);  // f32: add.rn
+  void sub(Reg d, Operand a, Operand b);  // f32: sub.rn
+  void mul_lo(Reg d, Operand a, Operand b);
+  void mul_wide(Reg d, Operand a, Operand b);  // s64 <- s32 * s32, u64 <- u32 * u32
+  void mad_lo(Reg d, Operand a, Operand b, Operand c);
+  void div(Reg d, Operand a, Operand b);  // f32: div.rn (IEEE); integers: truncating
+  void min(Reg d, Operand a, Operand b);
+  void max(Reg d, Operand a, Operand b);
+  void shl(Reg d, Operand a, Operand b);
+  void shr(Reg d, Operand a, Operand b);
+  void and_(Reg d, Operand a, Operand b);
+  void or_(Reg d, Operand a, Operand b);
+
+  // ---- fp32
+  void mul(Reg d, Operand a, Operand b);  // mul.rn.f32
+  void fma(Reg d, Operand a, Operand b, Operand c);  // fma.rn.f32
+  void ex2(Reg d, Operand a);  // ex2.approx.ftz.f32
+  void lg2(Reg d, Operand a);  // lg2.approx.ftz.f32
+
+  // ---- conversions and bytes
+  void cvt(Reg d, Operand a, Type src_type, Round round);
+  // d (b16) = {e4m3(lo) in bits 0-7, e4m3(hi) in bits 8-15}, round to nearest even, saturating to 448.
+  void cvt_e4m3x2(Reg d, Operand hi, Operand lo);
+  // d (f16x2 in a b32) = {f16(a.byte0) in bits 0-15, f16(a.byte1) in bits 16-31}: exact.
+  void cvt_f16x2_e4m3x2(Reg d, Reg a);
+  // d (b32) = {bf16(lo) in bits 0-15, bf16(hi) in bits 16-31}, round to nearest even.
+  void cvt_bf16x2(Reg d, Operand hi, Operand lo);
+  void pack16x2(Reg d, Reg lo, Reg hi);    // mov.b32 d, {lo, hi}
+  void unpack16x2(Reg lo, Reg hi, Reg a);  // mov.b32 {lo, hi}, a
+  void prmt(Reg d, Operand a, Operand b, Operand selector);
+
+  // ---- predicates
+  void setp(Reg p, Cmp cmp, Type type, Operand a, Operand b);
+  void selp(Reg d, Operand a, Operand b, Reg p);  // d = p ? a : b
+  void vote_any(Reg d, Reg p);                    // over the full warp
+
+  // ---- memory. Loads take their type from the destinations, stores from `type`.
+  void ld_param(Reg d, int offset);
+  void ld_global(const std::vector<Reg> &d, Reg addr, int64_t offset, bool non_coherent);
+  void st_global(Type type, Reg addr, int64_t offset, const std::vector<Operand> &values);
+  void ld_shared(const std::vector<Reg> &d, Reg addr, int64_t offset);
+  void st_shared(Type type, Reg addr, int64_t offset, const std::vector<Operand> &values);
+  // Four 8x8 matrices of 16-bit elements; `transpose` gives each thread a column pair instead of a row pair.
+  void ldmatrix_x4(const std::array<Reg, 4> &d, Reg addr, int64_t offset, bool transpose);
+
+  // ---- collectives
+  void shfl_bfly(Reg d, Reg a, int lane_mask);
+  void bar_sync(int barrier);
+  // d = a * b + c, m16n8k16, f16 inputs (f16x2 registers), fp32 accumulators.
+  void mma_f16(const std::array<Reg, 4> &d, const std::array<Reg, 4> &a, const std::array<Reg, 2> &b,
+               const std::array<Reg, 4> &c);
+
+  // ---- special registers and control flow
+  void read_special(Reg d, Special s);
+  int new_label(const std::string &name);
+  void place(int label);
+  void bra(int label);  // warp-uniform
+  void exit();
+
+ private:
+  Instr &push(Op op, Type type);
+  void expect(Reg r, Type t, const char *what) const;
+  void expect_same_width(Operand o, Type t, const char *what) const;
+  Program &p_;
+  Reg guard_;
+  bool guard_negated_ = false;
+};
+
+}  // namespace zyfa::asmgen
+
+#endif  // ZYFA_ASMGEN_BUILDER_HPP_

@@ -1,0 +1,20 @@
+// The FP8 causal attention kernel, written as a Program for one variant (d_qk, lean or exact P).
+#ifndef ZYFA_ASMGEN_FP8_ATTENTION_HPP_
+#define ZYFA_ASMGEN_FP8_ATTENTION_HPP_
+
+#include <string>
+
+#include "asmgen/program.hpp"
+#include "asmgen/variants.hpp"
+
+namespace zyfa::asmgen {
+
+// "zyfa_<variant name>_attention": the kernel's entry in its cubin.
+std::string fp8_attention_entry(const Variant &v);
+
+// The whole kernel: persistent job loop, query tiles, key blocks (fp8_attention_schedule.cpp).
+Program build_fp8_attention(const Variant &v);
+
+}  // namespace zyfa::asmgen
+
+#endif  // ZYFA_ASMGEN_FP8_ATTENTION_HPP_

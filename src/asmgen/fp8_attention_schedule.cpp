@@ -1,0 +1,133 @@
+// The kernel's schedule, read top to bottom:
+//
+//   per thread once:     lane addresses for ldmatrix and the V transposition
+//   job loop:            CTA x takes jobs x, x + grid, ... of the plan's table (persistent grid)
+//     per query tile:    heads, base addresses, descales; barrier; Q staged; O, m, l reset
+//       key loop (kb = 0 .. tile), the steady state:
+//         barrier; stage K rows and V transposed; barrier
+//         S = Q K^T (mma.sync, e4m3 values as f16)
+//         diagonal block only: causal and seqlen mask
+//         block max, lazy rescale, per-block shift, P codes (lean or exact)
+//         per half of the output columns: acc = P V (and rowsum = P 1) in fresh accumulators, then
+//           O = O + 2^-shift acc, l = l + 2^-shift rowsum
+//       epilogue: out = bf16(O / l * v_descale), lse
+//
+// First version: register-level mma.sync, synchronous staging, no warp specialization. The wgmma + TMA
+// ping-pong schedule replaces the key loop's body; the numerics stay these.
+#include "asmgen/fp8_attention.hpp"
+
+#include "asmgen/fp8_attention_emitter.hpp"
+#include "kernels/job.h"
+
+namespace zyfa::asmgen {
+
+std::string fp8_attention_entry(const Variant &v) { return "zyfa_" + v.name + "_attention"; }
+
+Program build_fp8_attention(const Variant &v) {
+  using fp8::Emitter;
+  using P = Fp8AttentionParams;
+  Program prog;
+  prog.entry = fp8_attention_entry(v);
+  prog.threads = fp8::kThreads;
+  prog.param_bytes = int(sizeof(P));
+  prog.dynamic_smem_bytes = fp8::layout_of(v).bytes;
+  Emitter e(prog, v);
+  Builder &b = e.b;
+
+  e.thread_constants();
+
+  // ---- the persistent job loop
+  const Reg job_index = b.reg(Type::kS32, "job_index");
+  const Reg job_index_u = b.temp(Type::kU32, "ctaid");
+  b.read_special(job_index_u, Special::kCtaidX);
+  b.mov(job_index, job_index_u);
+  const Reg grid = b.reg(Type::kU32, "grid");
+  b.read_special(grid, Special::kNctaidX);
+  const Reg job_batch = b.reg(Type::kS32, "job_batch");
+  const Reg job_head = b.reg(Type::kS32, "job_head");
+  const Reg tile_now = b.reg(Type::kS32, "tile_now");
+  const Reg tile_next = b.reg(Type::kS32, "tile_next");
+  const Reg key_block = b.reg(Type::kS32, "key_block");
+  const int job_loop = b.new_label("JOB_LOOP");
+  const int tile_start = b.new_label("TILE");
+  const int key_loop = b.new_label("KEY_LOOP");
+  const int after_mask = b.new_label("AFTER_MASK");
+  const int next_job = b.new_label("NEXT_JOB");
+  const int done = b.new_label("DONE");
+
+  b.place(job_loop);
+  {
+    const Reg finished = b.temp(Type::kPred, "no_more_jobs");
+    b.setp(finished, Cmp::kGe, Type::kS32, job_index, e.param(Type::kS32, offsetof(P, n_jobs), "n_jobs"));
+    auto g = b.when(finished);
+    b.bra(done);
+  }
+  const Reg job_addr = b.temp(Type::kU64, "job_addr");
+  const Reg job_index64 = b.temp(Type::kS64, "job_index64");
+  b.cvt(job_index64, job_index, Type::kS32, Round::kNone);
+  b.mad_lo(job_addr, job_index64, imm(int64_t(sizeof(Job))), e.param(Type::kU64, offsetof(P, jobs), "jobs"));
+  static_assert(offsetof(Job, batch) == 0 && offsetof(Job, head) == 4 && offsetof(Job, tile_first) == 8 &&
+                    offsetof(Job, tile_second) == 12,
+                "one v4 load reads a Job");
+  b.ld_global({job_batch, job_head, tile_now, tile_next}, job_addr, 0, /*non_coherent=*/true);
+
+  // ---- one query tile
+  b.place(tile_start);
+  e.tile_setup(job_batch, job_head, tile_now);
+  b.bar_sync(0);  // every warp is done reading the previous tile's Q (each key block reads it)
+  e.stage_q();    // first read after the key loop's first barrier
+  e.init_row_state();
+  b.mov(key_block, imm(0));
+
+  // ---- the key loop: the steady state
+  b.place(key_loop);
+  const Reg key0 = b.temp(Type::kS32, "key0");
+  b.shl(key0, key_block, imm(7));
+  static_assert(numerics::kKeyBlock == 1 << 7, "key0 = key_block << 7");
+  b.bar_sync(0);  // every warp is done reading the previous block's K and V
+  e.stage_kv(key0);
+  b.bar_sync(0);
+  e.scores();
+  {
+    const Reg off_diagonal = b.temp(Type::kPred, "off_diagonal");
+    b.setp(off_diagonal, Cmp::kNe, Type::kS32, key_block, e.tile);
+    auto g = b.when(off_diagonal);
+    b.bra(after_mask);
+  }
+  e.mask_diagonal();
+  b.place(after_mask);
+  e.block_max_and_rescale();
+  e.p_codes();
+  for (int half = 0; half < fp8::kPvHalves; ++half) {
+    e.pv(half);
+    e.fold(half);
+  }
+  b.add(key_block, key_block, imm(1));
+  {
+    const Reg more = b.temp(Type::kPred, "more_keys");
+    b.setp(more, Cmp::kLe, Type::kS32, key_block, e.tile);
+    auto g = b.when(more);
+    b.bra(key_loop);
+  }
+  e.epilogue();
+
+  // ---- the job's second tile, then the next job
+  {
+    const Reg single = b.temp(Type::kPred, "no_second_tile");
+    b.setp(single, Cmp::kEq, Type::kS32, tile_next, imm(kNoTile));
+    auto g = b.when(single);
+    b.bra(next_job);
+  }
+  b.mov(tile_now, tile_next);
+  b.mov(tile_next, imm(kNoTile));
+  b.bra(tile_start);
+
+  b.place(next_job);
+  b.add(job_index, job_index, grid);
+  b.bra(job_loop);
+  b.place(done);
+  b.exit();
+  return prog;
+}
+
+}  // namespace zyfa::asmgen

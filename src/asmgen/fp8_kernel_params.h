@@ -1,0 +1,40 @@
+// The parameter block of the emitted FP8 attention kernels: the contract between the emitter (which
+// reads each field at its offsetof) and the host launcher (src/host/fp8_asm_attention.cpp, which fills
+// it). Plain integers and floats only, so its layout is the same in both programs.
+#ifndef ZYFA_ASMGEN_FP8_KERNEL_PARAMS_H_
+#define ZYFA_ASMGEN_FP8_KERNEL_PARAMS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace zyfa::asmgen {
+
+// One descale: `value` where ptr == 0, else the float at ptr + batch * batch_stride + kv_head * head_stride.
+struct Fp8DescaleParam {
+  uint64_t ptr;          // device address, or 0
+  int64_t batch_stride;  // elements
+  int64_t head_stride;   // elements
+  float value;
+  uint32_t unused;
+};
+
+struct Fp8AttentionParams {
+  // Device addresses. q, k, v hold e4m3 codes; out bf16; lse float (or 0: not written); jobs zyfa::Job.
+  uint64_t q, k, v, out, lse, jobs;
+  // Element strides (batch, sequence, head) of each tensor; the last dimension is contiguous.
+  int64_t q_batch_stride, q_seq_stride, q_head_stride;
+  int64_t k_batch_stride, k_seq_stride, k_head_stride;
+  int64_t v_batch_stride, v_seq_stride, v_head_stride;
+  int64_t out_batch_stride, out_seq_stride, out_head_stride;
+  Fp8DescaleParam q_descale, k_descale, v_descale;
+  float score_scale;  // softmax_scale * log2(e), rounded to fp32 as numerics.h orders it
+  int32_t seqlen;
+  int32_t nheads;
+  int32_t group;      // nheads / nheads_k
+  int32_t n_jobs;
+  int32_t unused;
+};
+
+}  // namespace zyfa::asmgen
+
+#endif  // ZYFA_ASMGEN_FP8_KERNEL_PARAMS_H_

@@ -1,0 +1,459 @@
+#include "asmgen/interpreter.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/numerics.h"
+
+namespace zyfa::asmgen {
+namespace {
+
+constexpr int kWarpSize = 32;
+
+uint64_t width_mask(Type t) {
+  const int bits = type_bits(t);
+  return bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+}
+float as_f32(uint64_t bits) {
+  const uint32_t u = uint32_t(bits);
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint64_t of_f32(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+int64_t as_signed(uint64_t bits, Type t) {
+  const int n = type_bits(t);
+  if (n == 64) return int64_t(bits);
+  const uint64_t sign = uint64_t(1) << (n - 1);
+  bits &= width_mask(t);
+  return int64_t((bits ^ sign) - sign);
+}
+
+// IEEE binary16, round to nearest even (exact for every e4m3 value).
+uint16_t f16_bits(float x) {
+  const uint32_t u = uint32_t(of_f32(x));
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  const float a = std::fabs(x);
+  if (std::isnan(x)) return uint16_t(sign | 0x7e00u);
+  if (a >= 65520.0f) return uint16_t(sign | 0x7c00u);
+  if (a < 0x1p-14f) {  // subnormal: multiples of 2^-24
+    const float n = std::nearbyint(a * 0x1p24f);
+    return uint16_t(sign | uint32_t(n));
+  }
+  int e;
+  const float f = std::frexp(a, &e);  // a = f 2^e, f in [0.5, 1)
+  float mant = std::nearbyint((f * 2.0f - 1.0f) * 1024.0f);
+  int exp = e - 1 + 15;
+  if (mant >= 1024.0f) {
+    mant = 0.0f;
+    ++exp;
+  }
+  if (exp >= 31) return uint16_t(sign | 0x7c00u);
+  return uint16_t(sign | uint32_t(exp) << 10 | uint32_t(mant));
+}
+float f16_value(uint16_t h) {
+  const int sign = h >> 15, exp = (h >> 10) & 31, mant = h & 1023;
+  float v;
+  if (exp == 31) v = mant ? NAN : INFINITY;
+  else if (exp == 0) v = std::ldexp(float(mant), -24);
+  else v = std::ldexp(float(1024 + mant), exp - 25);
+  return sign ? -v : v;
+}
+// ex2.approx.ftz / lg2.approx.ftz modelled exactly, with their flush of subnormal inputs and results.
+float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+
+}  // namespace
+
+struct Interpreter::Warp {
+  enum class State { kRunning, kBarrier, kExited };
+  int index = 0;
+  size_t pc = 0;
+  State state = State::kRunning;
+  std::vector<uint64_t> regs;
+  uint64_t &r(Reg reg, int lane) { return regs[size_t(reg.id) * kWarpSize + size_t(lane)]; }
+};
+
+Interpreter::Interpreter(const Program &program) : p_(program), label_at_(program.labels.size(), SIZE_MAX) {
+  for (size_t i = 0; i < p_.code.size(); ++i)
+    if (p_.code[i].op == Op::kLabel) label_at_[size_t(p_.code[i].label)] = i;
+}
+
+void Interpreter::add_region(const void *begin, size_t bytes, bool writable) {
+  const uintptr_t b = reinterpret_cast<uintptr_t>(begin);
+  regions_.push_back({b, b + bytes, writable});
+}
+
+bool Interpreter::global_ok(uintptr_t addr, size_t bytes, bool write) const {
+  for (const Region &r : regions_)
+    if (addr >= r.begin && addr + bytes <= r.end && (!write || r.writable)) return true;
+  return false;
+}
+
+std::string Interpreter::run(int grid, const void *params) {
+  executed_ = 0;
+  for (int cta = 0; cta < grid; ++cta) {
+    std::string e = run_cta(cta, grid, params);
+    if (!e.empty()) return "CTA " + std::to_string(cta) + ": " + e;
+  }
+  return "";
+}
+
+std::string Interpreter::run_cta(int cta, int grid, const void *params) {
+  smem_.assign(size_t(p_.dynamic_smem_bytes), 0xa5);  // garbage, as on the GPU
+  std::vector<Warp> warps(size_t(p_.threads / kWarpSize));
+  for (size_t w = 0; w < warps.size(); ++w) {
+    warps[w].index = int(w);
+    warps[w].regs.assign(size_t(p_.regs.count()) * kWarpSize, 0x5a5a5a5a5a5a5a5aull);
+  }
+  for (;;) {
+    for (Warp &w : warps) {
+      while (w.state == Warp::State::kRunning) {
+        std::string e = step(w, cta, grid, params);
+        if (!e.empty()) {
+          const Instr &in = p_.code[w.pc];
+          return "warp " + std::to_string(w.index) + ", instruction " + std::to_string(w.pc) + " (op " +
+                 std::to_string(int(in.op)) + "): " + e;
+        }
+      }
+    }
+    size_t exited = 0, waiting = 0;
+    for (const Warp &w : warps) {
+      exited += w.state == Warp::State::kExited;
+      waiting += w.state == Warp::State::kBarrier;
+    }
+    if (exited == warps.size()) return "";
+    if (exited > 0) return "a barrier is awaited by " + std::to_string(waiting) + " warps after others exited";
+    int64_t id = -1;
+    for (Warp &w : warps) {
+      const Instr &in = p_.code[w.pc];
+      if (id >= 0 && in.aux != id) return "warps wait at different barriers";
+      id = in.aux;
+      w.state = Warp::State::kRunning;
+      ++w.pc;
+    }
+  }
+}
+
+std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
+  const Instr &in = p_.code[w.pc];
+  ++executed_;
+  auto active = [&](int lane) {
+    if (!in.guard.valid()) return true;
+    return (w.r(in.guard, lane) != 0) != in.guard_negated;
+  };
+  auto val = [&](const Operand &o, Type t, int lane) -> uint64_t {
+    switch (o.kind) {
+      case Operand::Kind::kReg: return w.r(o.reg, lane) & width_mask(t);
+      case Operand::Kind::kInt: return uint64_t(o.i) & width_mask(t);
+      case Operand::Kind::kF32: return of_f32(o.f);
+    }
+    return 0;
+  };
+  auto fval = [&](const Operand &o, int lane) { return as_f32(val(o, Type::kF32, lane)); };
+  auto set = [&](Reg d, int lane, uint64_t v) { w.r(d, lane) = v & width_mask(p_.regs.type(d)); };
+  const Type t = in.type;
+  const bool f = t == Type::kF32;
+  const bool collective = in.op == Op::kShflBfly || in.op == Op::kVoteAny || in.op == Op::kLdmatrixX4 ||
+                          in.op == Op::kMmaF16 || in.op == Op::kBarSync;
+  if (collective && in.guard.valid()) return "a warp-collective instruction is predicated";
+
+  switch (in.op) {
+    case Op::kLabel: break;
+    case Op::kBra: {
+      int taken = -1;
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        const int a = active(lane) ? 1 : 0;
+        if (taken >= 0 && taken != a) return "divergent branch";
+        taken = a;
+      }
+      if (taken) {
+        w.pc = label_at_[size_t(in.label)];
+        if (w.pc == SIZE_MAX) return "branch to a label never placed";
+        return "";
+      }
+      break;
+    }
+    case Op::kExit:
+      for (int lane = 0; lane < kWarpSize; ++lane)
+        if (!active(lane)) return "a partial exit";
+      w.state = Warp::State::kExited;
+      return "";
+    case Op::kBarSync: w.state = Warp::State::kBarrier; return "";
+    case Op::kShflBfly: {
+      uint64_t src[kWarpSize];
+      for (int lane = 0; lane < kWarpSize; ++lane) src[lane] = w.r(in.src[0].reg, lane);
+      for (int lane = 0; lane < kWarpSize; ++lane) set(in.dst[0], lane, src[lane ^ int(in.aux)]);
+      break;
+    }
+    case Op::kVoteAny: {
+      bool any = false;
+      for (int lane = 0; lane < kWarpSize; ++lane) any = any || w.r(in.src[0].reg, lane) != 0;
+      for (int lane = 0; lane < kWarpSize; ++lane) set(in.dst[0], lane, any ? 1 : 0);
+      break;
+    }
+    case Op::kLdmatrixX4: {
+      uint64_t row_addr[kWarpSize];
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        row_addr[lane] = (w.r(in.src[0].reg, lane) & 0xffffffffu) + uint64_t(in.offset);
+        if (row_addr[lane] % 16 != 0 || row_addr[lane] + 16 > smem_.size()) return "ldmatrix row outside shared memory";
+      }
+      auto elem = [&](int matrix, int row, int col) {  // 16-bit element of one 8x8 matrix
+        uint16_t v;
+        std::memcpy(&v, &smem_[size_t(row_addr[8 * matrix + row]) + size_t(2 * col)], 2);
+        return uint64_t(v);
+      };
+      for (int lane = 0; lane < kWarpSize; ++lane)
+        for (int m = 0; m < 4; ++m) {
+          const int g = lane / 4, c = 2 * (lane % 4);
+          const uint64_t lo = in.transpose ? elem(m, c, g) : elem(m, g, c);
+          const uint64_t hi = in.transpose ? elem(m, c + 1, g) : elem(m, g, c + 1);
+          set(in.dst[size_t(m)], lane, lo | hi << 16);
+        }
+      break;
+    }
+    case Op::kMmaF16: {
+      // m16n8k16 fragments: A a0 (g, 2t..), a1 (g+8, 2t..), a2 (g, 2t+8..), a3 (g+8, 2t+8..); B b0 (k 2t.., n g),
+      // b1 (k 2t+8.., n g); C/D c0 c1 (g, 2t, 2t+1), c2 c3 (g+8, 2t, 2t+1).
+      double A[16][16], B[16][8], C[16][8];
+      auto half = [](uint64_t reg, int h) { return double(f16_value(uint16_t(reg >> (16 * h)))); };
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        const int g = lane / 4, tq = lane % 4;
+        for (int h = 0; h < 2; ++h) {
+          A[g][2 * tq + h] = half(w.r(in.src[0].reg, lane), h);
+          A[g + 8][2 * tq + h] = half(w.r(in.src[1].reg, lane), h);
+          A[g][2 * tq + 8 + h] = half(w.r(in.src[2].reg, lane), h);
+          A[g + 8][2 * tq + 8 + h] = half(w.r(in.src[3].reg, lane), h);
+          B[2 * tq + h][g] = half(w.r(in.src[4].reg, lane), h);
+          B[2 * tq + 8 + h][g] = half(w.r(in.src[5].reg, lane), h);
+          C[g][2 * tq + h] = as_f32(w.r(in.src[6 + size_t(h)].reg, lane));
+          C[g + 8][2 * tq + h] = as_f32(w.r(in.src[8 + size_t(h)].reg, lane));
+        }
+      }
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        const int g = lane / 4, tq = lane % 4;
+        for (int e = 0; e < 4; ++e) {
+          const int row = g + 8 * (e / 2), col = 2 * tq + e % 2;
+          double sum = C[row][col];
+          for (int k = 0; k < 16; ++k) sum += A[row][k] * B[k][col];  // exact: products of f16 fit a double
+          set(in.dst[size_t(e)], lane, of_f32(float(sum)));
+        }
+      }
+      break;
+    }
+    default:
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        if (!active(lane)) continue;
+        auto a = [&](size_t i) { return val(in.src[i], t, lane); };
+        auto sa = [&](size_t i) { return as_signed(a(i), t); };
+        const Reg d = in.dst.empty() ? Reg{} : in.dst[0];
+        switch (in.op) {
+          case Op::kMov: set(d, lane, a(0)); break;
+          case Op::kAdd: set(d, lane, f ? of_f32(fval(in.src[0], lane) + fval(in.src[1], lane)) : a(0) + a(1)); break;
+          case Op::kSub: set(d, lane, f ? of_f32(fval(in.src[0], lane) - fval(in.src[1], lane)) : a(0) - a(1)); break;
+          case Op::kMul: set(d, lane, of_f32(fval(in.src[0], lane) * fval(in.src[1], lane))); break;
+          case Op::kMulLo: set(d, lane, a(0) * a(1)); break;
+          case Op::kMulWide: {
+            const Type st = in.src_type;
+            const uint64_t x = val(in.src[0], st, lane), y = val(in.src[1], st, lane);
+            set(d, lane, is_signed(st) ? uint64_t(as_signed(x, st) * as_signed(y, st)) : x * y);
+            break;
+          }
+          case Op::kMad: set(d, lane, a(0) * a(1) + a(2)); break;
+          case Op::kDiv:
+            if (f) {
+              set(d, lane, of_f32(fval(in.src[0], lane) / fval(in.src[1], lane)));
+            } else {
+              if (a(1) == 0) return "integer division by zero";
+              set(d, lane, is_signed(t) ? uint64_t(sa(0) / sa(1)) : a(0) / a(1));
+            }
+            break;
+          case Op::kMin:
+          case Op::kMax: {
+            const bool mn = in.op == Op::kMin;
+            if (f) {
+              const float x = fval(in.src[0], lane), y = fval(in.src[1], lane);
+              set(d, lane, of_f32(mn ? std::fmin(x, y) : std::fmax(x, y)));
+            } else if (is_signed(t)) {
+              set(d, lane, uint64_t(mn ? std::min(sa(0), sa(1)) : std::max(sa(0), sa(1))));
+            } else {
+              set(d, lane, mn ? std::min(a(0), a(1)) : std::max(a(0), a(1)));
+            }
+            break;
+          }
+          case Op::kShl: {
+            const uint64_t n = val(in.src[1], Type::kU32, lane);
+            set(d, lane, n >= uint64_t(type_bits(t)) ? 0 : a(0) << n);
+            break;
+          }
+          case Op::kShr: {
+            const uint64_t n = std::min<uint64_t>(val(in.src[1], Type::kU32, lane), uint64_t(type_bits(t) - 1));
+            set(d, lane, is_signed(t) ? uint64_t(sa(0) >> n)
+                                      : (val(in.src[1], Type::kU32, lane) >= uint64_t(type_bits(t)) ? 0 : a(0) >> n));
+            break;
+          }
+          case Op::kAnd: set(d, lane, a(0) & a(1)); break;
+          case Op::kOr: set(d, lane, a(0) | a(1)); break;
+          case Op::kFma:
+            set(d, lane, of_f32(std::fma(fval(in.src[0], lane), fval(in.src[1], lane), fval(in.src[2], lane))));
+            break;
+          case Op::kEx2: set(d, lane, of_f32(flush(float(std::exp2(double(flush(fval(in.src[0], lane)))))))); break;
+          case Op::kLg2: set(d, lane, of_f32(flush(float(std::log2(double(flush(fval(in.src[0], lane)))))))); break;
+          case Op::kCvt: {
+            const Type st = in.src_type;
+            const uint64_t x = val(in.src[0], st, lane);
+            if (t == Type::kF32 && st == Type::kF32) {
+              const float v = as_f32(x);
+              float r = v;
+              if (in.round == Round::kRpi) r = std::ceil(v);
+              else if (in.round == Round::kRmi) r = std::floor(v);
+              else if (in.round == Round::kRzi) r = std::trunc(v);
+              else if (in.round == Round::kRni) r = std::nearbyint(v);
+              set(d, lane, of_f32(r));
+            } else if (t == Type::kF32) {  // from an integer, round to nearest
+              set(d, lane, of_f32(is_signed(st) ? float(as_signed(x, st)) : float(x)));
+            } else if (st == Type::kF32) {  // to an integer: rzi/rmi/rpi/rni, saturating, NaN -> 0
+              const float v = as_f32(x);
+              double r = in.round == Round::kRmi ? std::floor(v)
+                         : in.round == Round::kRpi ? std::ceil(v)
+                         : in.round == Round::kRni ? std::nearbyint(v)
+                                                   : std::trunc(v);
+              if (in.round == Round::kNone || in.round == Round::kRn) return "cvt to an integer needs an integer rounding";
+              if (std::isnan(r)) r = 0;
+              const double lo = is_signed(t) ? -std::ldexp(1.0, type_bits(t) - 1) : 0.0;
+              const double hi = is_signed(t) ? std::ldexp(1.0, type_bits(t) - 1) - 1 : std::ldexp(1.0, type_bits(t)) - 1;
+              r = std::min(std::max(r, lo), hi);
+              set(d, lane, is_signed(t) ? uint64_t(int64_t(r)) : uint64_t(r));
+            } else {  // integer widening or narrowing
+              set(d, lane, is_signed(st) ? uint64_t(as_signed(x, st)) : x);
+            }
+            break;
+          }
+          case Op::kCvtE4m3x2:
+            set(d, lane, uint64_t(numerics::e4m3_code(fval(in.src[0], lane))) << 8 |
+                             numerics::e4m3_code(fval(in.src[1], lane)));
+            break;
+          case Op::kCvtF16x2E4m3x2: {
+            const uint64_t x = val(in.src[0], Type::kB16, lane);
+            const uint64_t lo = f16_bits(numerics::e4m3_value(uint8_t(x & 0xff)));
+            const uint64_t hi = f16_bits(numerics::e4m3_value(uint8_t(x >> 8)));
+            set(d, lane, lo | hi << 16);
+            break;
+          }
+          case Op::kCvtBf16x2:
+            set(d, lane, uint64_t(numerics::bf16_bits(fval(in.src[0], lane))) << 16 |
+                             numerics::bf16_bits(fval(in.src[1], lane)));
+            break;
+          case Op::kPack16x2:
+            set(d, lane, val(in.src[0], Type::kB16, lane) | val(in.src[1], Type::kB16, lane) << 16);
+            break;
+          case Op::kUnpack16x2: {
+            const uint64_t x = val(in.src[0], Type::kB32, lane);
+            set(in.dst[0], lane, x & 0xffff);
+            set(in.dst[1], lane, x >> 16);
+            break;
+          }
+          case Op::kPrmt: {
+            const uint64_t bytes = a(0) | a(1) << 32, sel = a(2);
+            uint64_t r = 0;
+            for (int i = 0; i < 4; ++i) {
+              const uint64_t s = (sel >> (4 * i)) & 0xf;
+              uint64_t byte = (bytes >> (8 * (s & 7))) & 0xff;
+              if (s & 8) byte = (byte & 0x80) ? 0xff : 0;  // sign replication
+              r |= byte << (8 * i);
+            }
+            set(d, lane, r);
+            break;
+          }
+          case Op::kSetp: {
+            bool r;
+            if (f) {
+              const float x = fval(in.src[0], lane), y = fval(in.src[1], lane);
+              switch (in.cmp) {
+                case Cmp::kLt: r = x < y; break;
+                case Cmp::kLe: r = x <= y; break;
+                case Cmp::kGt: r = x > y; break;
+                case Cmp::kGe: r = x >= y; break;
+                case Cmp::kEq: r = x == y; break;
+                default: r = x != y && !std::isnan(x) && !std::isnan(y); break;
+              }
+            } else {
+              const bool sgn = is_signed(t);
+              const int c = sgn ? (sa(0) < sa(1) ? -1 : sa(0) > sa(1)) : (a(0) < a(1) ? -1 : a(0) > a(1));
+              switch (in.cmp) {
+                case Cmp::kLt: r = c < 0; break;
+                case Cmp::kLe: r = c <= 0; break;
+                case Cmp::kGt: r = c > 0; break;
+                case Cmp::kGe: r = c >= 0; break;
+                case Cmp::kEq: r = c == 0; break;
+                default: r = c != 0; break;
+              }
+            }
+            set(d, lane, r ? 1 : 0);
+            break;
+          }
+          case Op::kSelp: set(d, lane, w.r(in.src[2].reg, lane) ? a(0) : a(1)); break;
+          case Op::kLdParam:
+            if (in.offset < 0 || in.offset + type_bits(t) / 8 > p_.param_bytes) return "ld.param outside the block";
+            {
+              uint64_t v = 0;
+              std::memcpy(&v, static_cast<const uint8_t *>(params) + in.offset, size_t(type_bits(t) / 8));
+              set(d, lane, v);
+            }
+            break;
+          case Op::kLdGlobal:
+          case Op::kStGlobal:
+          case Op::kLdShared:
+          case Op::kStShared: {
+            const bool global = in.op == Op::kLdGlobal || in.op == Op::kStGlobal;
+            const bool store = in.op == Op::kStGlobal || in.op == Op::kStShared;
+            const size_t n = store ? in.src.size() - 1 : in.dst.size();
+            const size_t elem = size_t(type_bits(t) / 8);
+            const uint64_t addr = (global ? w.r(in.src[0].reg, lane) : (w.r(in.src[0].reg, lane) & 0xffffffffu)) +
+                                  uint64_t(in.offset);
+            if (addr % (n * elem) != 0) return "misaligned access";
+            uint8_t *mem;
+            if (global) {
+              if (!global_ok(uintptr_t(addr), n * elem, store)) return "global access outside every region";
+              mem = reinterpret_cast<uint8_t *>(uintptr_t(addr));
+            } else {
+              if (addr + n * elem > smem_.size()) return "shared access outside the allocation";
+              mem = &smem_[size_t(addr)];
+            }
+            for (size_t i = 0; i < n; ++i) {
+              uint64_t v = 0;
+              if (store) {
+                v = val(in.src[1 + i], t, lane);
+                std::memcpy(mem + i * elem, &v, elem);
+              } else {
+                std::memcpy(&v, mem + i * elem, elem);
+                set(in.dst[i], lane, v);
+              }
+            }
+            break;
+          }
+          case Op::kReadSpecial: {
+            uint64_t v = 0;
+            switch (in.special) {
+              case Special::kTidX: v = uint64_t(w.index * kWarpSize + lane); break;
+              case Special::kCtaidX: v = uint64_t(cta); break;
+              case Special::kNctaidX: v = uint64_t(grid); break;
+              case Special::kSmemBase: v = 0; break;
+            }
+            set(d, lane, v);
+            break;
+          }
+          default: return "the interpreter does not model this instruction";
+        }
+      }
+      break;
+  }
+  ++w.pc;
+  return "";
+}
+
+}  // namespace zyfa::asmgen

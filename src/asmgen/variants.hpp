@@ -1,0 +1,23 @@
+// The table of FP8 kernels the emitter writes: one PTX file, one cubin and one entry per variant.
+#ifndef ZYFA_ASMGEN_VARIANTS_HPP_
+#define ZYFA_ASMGEN_VARIANTS_HPP_
+
+#include <string>
+#include <vector>
+
+namespace zyfa::asmgen {
+
+struct Variant {
+  std::string name;  // file stem and suffix of the entry name
+  int d_qk = 128;
+  int d_v = 128;
+  bool lean_p = true;  // P codes from one FFMA (d = 128) or exact exp2 + cvt (d_qk = 192)
+};
+
+const std::vector<Variant> &variants();
+// nullptr when there is no variant of that name.
+const Variant *find_variant(const std::string &name);
+
+}  // namespace zyfa::asmgen
+
+#endif  // ZYFA_ASMGEN_VARIANTS_HPP_

@@ -1,0 +1,38 @@
+#include "host/code_objects.hpp"
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "host/cuda_api.hpp"
+
+namespace zyfa {
+
+const CodeObject *find_fp8_code_object(int d_qk, int d_v) {
+  for (int i = 0; i < kCodeObjectCount; ++i)
+    if (kCodeObjects[i].d_qk == d_qk && kCodeObjects[i].d_v == d_v) return &kCodeObjects[i];
+  return nullptr;
+}
+
+int code_object_function(const CodeObject &object, void **function) {
+  int device = 0;
+  if (const int e = cuda::current_device(&device)) return e;
+  // Loaded kernels stay for the life of the process (a module lives as long as its context).
+  static std::mutex mutex;
+  static std::map<std::pair<int, const CodeObject *>, void *> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(device, &object);
+  if (const auto it = loaded.find(key); it != loaded.end()) {
+    *function = it->second;
+    return 0;
+  }
+  void *module = nullptr, *fn = nullptr;
+  if (const int e = cuda::load_module(object.image, &module)) return e;
+  if (const int e = cuda::module_function(module, object.entry, &fn)) return e;
+  if (const int e = cuda::set_max_dynamic_shared_memory(fn, object.dynamic_smem_bytes)) return e;
+  loaded.emplace(key, fn);
+  *function = fn;
+  return 0;
+}
+
+}  // namespace zyfa

