@@ -95,6 +95,7 @@ int run_accuracy_mode(const Options &o) {
       std::fflush(stdout);
       records.push_back(by_impl[impl]);
     }
+    if (!o.json.empty()) write_records(o.json, o.argv, records);  // after every case: a timeout keeps them
   }
   cudaStreamDestroy(stream);
   if (!o.json.empty()) write_records(o.json, o.argv, records);

@@ -24,6 +24,7 @@ std::unique_ptr<Kernel> make_cudnn_kernel(const DeviceInputs &, cudaStream_t, st
 #include <cudnn_frontend.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <unordered_map>
@@ -200,6 +201,10 @@ class CudnnKernel final : public Kernel {
       } catch (const std::exception &e) {
         tuning_ += (tuning_.empty() ? "" : "; ") + c.name + " failed: " + e.what();
       }
+      std::fprintf(stderr, "cudnn %s: %s\n", in_.c.name().c_str(), tuning_.substr(tuning_.rfind("; ") == std::string::npos ? 0 : tuning_.rfind("; ") + 2).c_str());
+      // A plan that faults (an illegal address) poisons the CUDA context for every later call: say which.
+      if (cudaError_t sticky = cudaDeviceSynchronize(); sticky != cudaSuccess)
+        throw std::runtime_error("CUDA context lost after cuDNN plan " + c.name + ": " + cudaGetErrorString(sticky));
     }
     if (!std::isfinite(best_ms)) throw std::runtime_error("every cuDNN plan failed to run: " + tuning_);
     plan_index_ = best.index;

@@ -273,6 +273,18 @@ def main():
     device = torch.device("cuda")
     records = []
     case_index = 0
+    versions = {"torch": torch.__version__, "torch_cuda": torch.version.cuda,
+                "torch_cudnn": torch.backends.cudnn.version()}
+    try:
+        import importlib.metadata as md
+        versions["fa3_fwd"] = md.version("fa3_fwd")
+    except Exception:  # noqa: BLE001 - not installed
+        versions["fa3_fwd"] = None
+
+    def save():  # after every case, so that a timeout keeps what was measured
+        with open(args.json, "w") as f:
+            json.dump({"tool": "bench/peers.py", "argv": sys.argv, "versions": versions, "records": records}, f, indent=1)
+
     for family in args.families.split(","):
         for s in seqlens:
             for inp in inputs:
@@ -287,16 +299,9 @@ def main():
                     case_index += 1
                     del t
                     torch.cuda.empty_cache()
+                    save()
     shutil.rmtree(args.tmp, ignore_errors=True)
-    versions = {"torch": torch.__version__, "torch_cuda": torch.version.cuda,
-                "torch_cudnn": torch.backends.cudnn.version()}
-    try:
-        import importlib.metadata as md
-        versions["fa3_fwd"] = md.version("fa3_fwd")
-    except Exception:  # noqa: BLE001 - not installed
-        versions["fa3_fwd"] = None
-    with open(args.json, "w") as f:
-        json.dump({"tool": "bench/peers.py", "argv": sys.argv, "versions": versions, "records": records}, f, indent=1)
+    save()
     print(f"peers.py: {len(records)} records, {sum(r.get('tflops') is None and r['mode'] != 'accuracy' for r in records)}"
           " without a time", file=sys.stderr)
 

@@ -18,6 +18,8 @@ from collections import defaultdict
 IMPL_ORDER = ["zyfa", "cudnn", "fa3", "flashinfer", "torch-cudnn", "torch-flash"]
 FAMILY_ORDER = ["mha-d128", "gqa-d128", "mha-d192", "gqa-d192", "llama3.1-8b"]
 INPUT_ORDER = ["gaussian", "outlier", "structured"]
+# One colour per implementation in every figure (matplotlib's default cycle, in IMPL_ORDER).
+IMPL_COLORS = {impl: f"C{i}" for i, impl in enumerate(IMPL_ORDER)}
 
 
 def family_of(r):
@@ -126,6 +128,14 @@ def failures(records):
     return ("Not timed: " + "; ".join(fails) + "\n") if fails else ""
 
 
+def save(fig, path):
+    import matplotlib.pyplot as plt
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot_throughput(records, path_prefix):
     import matplotlib
     matplotlib.use("Agg")
@@ -140,7 +150,7 @@ def plot_throughput(records, path_prefix):
         for ax, fam in zip(axes[0], fams):
             for impl in order({r["impl"] for r in d if family_of(r) == fam}, IMPL_ORDER):
                 pts = sorted((r["seqlen"], r["tflops"]) for r in d if family_of(r) == fam and r["impl"] == impl)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl, color=IMPL_COLORS.get(impl))
             ax.set_xscale("log", base=2)
             ax.set_xticks(sorted({r["seqlen"] for r in d}))
             ax.set_xticklabels([seqlen_label(s) for s in sorted({r["seqlen"] for r in d})])
@@ -148,13 +158,14 @@ def plot_throughput(records, path_prefix):
             ax.set_xlabel("S")
             ax.grid(alpha=0.3)
         axes[0][0].set_ylabel("TFLOP/s")
-        axes[0][-1].legend(fontsize=8)
+        handles = {}
+        for ax in axes[0]:
+            for h, label in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(label, h)
+        labels = order(set(handles), IMPL_ORDER)
+        axes[0][-1].legend([handles[k] for k in labels], labels, fontsize=8)
         fig.suptitle(f"{dtype.upper()} causal attention (kernel mode, Gaussian std 0.1, batch 1)")
-        fig.tight_layout()
-        path = f"{path_prefix}-tflops-{dtype}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(save(fig, f"{path_prefix}-tflops-{dtype}.png"))
     return written
 
 
@@ -176,7 +187,7 @@ def plot_accuracy(records, path_prefix):
             for kind in kinds:
                 vals = sorted(r["rel_rms_err"] for r in d if r["impl"] == impl and r["inputs"] == kind)
                 ys.append(vals[len(vals) // 2] if vals else float("nan"))
-            ax.bar([i + j * width for i in range(len(kinds))], ys, width, label=impl)
+            ax.bar([i + j * width for i in range(len(kinds))], ys, width, label=impl, color=IMPL_COLORS.get(impl))
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(kinds))])
         ax.set_xticklabels(kinds)
         ax.set_yscale("log")
@@ -184,11 +195,7 @@ def plot_accuracy(records, path_prefix):
         ax.set_title(f"{dtype.upper()}: error of one call per input kind")
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3, axis="y")
-        fig.tight_layout()
-        path = f"{path_prefix}-error-{dtype}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(save(fig, f"{path_prefix}-error-{dtype}.png"))
     return written
 
 

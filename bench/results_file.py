@@ -3,6 +3,7 @@
 
   wrap   (device) one part of tools/device/run_bench.sh: its records files, the exact command, the
          clocks read before and after, and the machine's versions -> one part file.
+  recover (here)  the records a step printed to the log before a time limit killed it -> a part file.
   merge  (here)   part files -> the results file: {date, gpu, git_commit, driver, cuda, cudnn, torch,
          parts: [{part, command, clocks_before, clocks_after, ...}], records: [...]}.
 
@@ -15,6 +16,7 @@ tflops_repeats, calls, plan, out_dtype, max_abs_err, lse_max_abs_err, rows_sum_m
 """
 import argparse
 import json
+import re
 import subprocess
 import sys
 
@@ -103,6 +105,58 @@ def wrap(args):
     print(f"{args.out}: {len(records)} records")
 
 
+# One Google Benchmark line of zyfa_bench: mode/dtype/family/S<seqlen>/H<nheads>:<nheads_k>/inputs/impl/rep<r>.
+GB_LINE = re.compile(r"^(kernel|sustained|isolated)/(bf16|fp8)/([\w.-]+)/S(\d+)/H(\d+):(\d+)/(\w+)/([\w-]+)/rep\d+"
+                     r"/iterations:1/manual_time\s+([\d.]+) ms\s+[\d.]+ ms\s+1\s+([\d.]+)\s+(\d+)")
+FAMILY_DIMS = {"mha-d128": (128, 128), "gqa-d128": (128, 128), "mha-d192": (192, 128), "gqa-d192": (192, 128),
+               "llama3.1-8b": (128, 128)}
+TIMING_GAUSSIAN_STD = 0.1  # zyfa_bench's kTimingGaussianStd, for steps run without --input-std
+
+
+def records_from_gb_lines(lines):
+    """zyfa_bench's timing records from its console lines: the median round of each (case, impl), as the
+    binary itself computes it (a fallback when a step was killed before it wrote its file)."""
+    rounds = {}
+    for line in lines:
+        m = GB_LINE.match(line)
+        if m:
+            mode, dtype, fam, s, h, hk, inputs, impl, ms, _tflops, calls = m.groups()
+            rounds.setdefault((mode, dtype, fam, int(s), int(h), int(hk), inputs, impl), []).append((float(ms), int(calls)))
+    records = []
+    for (mode, dtype, fam, s, h, hk, inputs, impl), rs in rounds.items():
+        d_qk, d_v = FAMILY_DIMS[fam]
+        flops = h * s * s * (d_qk + d_v)
+        med = sorted(ms for ms, _ in rs)[len(rs) // 2]
+        records.append({"impl": impl, "dtype": dtype, "d_qk": d_qk, "d_v": d_v, "batch": 1, "seqlen": s, "nheads": h,
+                        "nheads_k": hk, "inputs": inputs, "mode": mode, "family": fam,
+                        "input_std": TIMING_GAUSSIAN_STD if inputs == "gaussian" else 1.0,
+                        "tflops": flops / (med * 1e-3) / 1e12, "time_ms": med,
+                        "tflops_repeats": [flops / (ms * 1e-3) / 1e12 for ms, _ in rs], "calls": rs[0][1],
+                        "repeats": len(rs)})
+    return records
+
+
+def recover(args):
+    """Records a killed step printed before its results file was written: JSON lines (accuracy mode,
+    peers.py) and zyfa_bench's Google Benchmark lines (timing modes)."""
+    records = []
+    with open(args.log) as f:
+        lines = f.read().splitlines()[args.from_line - 1:args.to_line]
+    found = [json.loads(line) for line in lines if line.startswith('{"impl"')] + records_from_gb_lines(lines)
+    for r in found:
+        r["part"] = args.part
+        r["recovered_from_log"] = True
+        check_record(r)
+        records.append(r)
+    part = {"part": args.part, "command": args.command, "git_commit": args.commit,
+            "note": f"recovered from lines {args.from_line}-{args.to_line} of the run's log: the step was killed "
+                    "by its time limit before it wrote its results file", "environment": json.loads(args.environment),
+            "records": records}
+    with open(args.out, "w") as f:
+        json.dump(part, f, indent=1)
+    print(f"{args.out}: {len(records)} records recovered")
+
+
 def merge(args):
     parts = []
     for path in args.parts:
@@ -139,12 +193,21 @@ def main():
     w.add_argument("--clock-samples", help="nvidia-smi samples (timestamp, sm MHz, W, C, reasons) taken while it ran")
     w.add_argument("--out", required=True)
     w.add_argument("records", nargs="+")
+    rc = sub.add_parser("recover")
+    rc.add_argument("--part", required=True)
+    rc.add_argument("--command", required=True)
+    rc.add_argument("--commit", required=True)
+    rc.add_argument("--environment", required=True, help="JSON of the environment (from another part of the run)")
+    rc.add_argument("--log", required=True)
+    rc.add_argument("--from-line", type=int, required=True)
+    rc.add_argument("--to-line", type=int, required=True)
+    rc.add_argument("--out", required=True)
     m = sub.add_parser("merge")
     m.add_argument("--date", required=True)
     m.add_argument("--out", required=True)
     m.add_argument("parts", nargs="+")
     args = p.parse_args()
-    wrap(args) if args.cmd == "wrap" else merge(args)
+    {"wrap": wrap, "recover": recover, "merge": merge}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -89,6 +89,8 @@ class TimingRun {
  private:
   CaseContext *context(size_t ci) {
     if (ctx_index_ != ci) {
+      // The records so far go to disk before each new case: a crash or a timeout keeps them.
+      if (!o_.json.empty() && ctx_) write_records(o_.json, o_.argv, records());
       ctx_.reset();  // one case on the GPU at a time
       ctx_index_ = ci;
       const Case &c = cases_[ci];

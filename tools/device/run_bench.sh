@@ -19,7 +19,8 @@ readonly BENCH="$CARRY/zyfa_bench"
 readonly OUTDIR="${OUT:-$PWD/bench-out}"
 # Each zyfa_bench or peers.py step is killed after this many seconds (its records are then lost, the
 # part's other steps are kept): set it so that all parts of one device command end inside its limit.
-readonly STEP_TIMEOUT="${STEP_TIMEOUT:-590}"
+readonly STEP_TIMEOUT="${STEP_TIMEOUT:-590}"    # each zyfa_bench step (one per family in most parts)
+readonly PEERS_TIMEOUT="${PEERS_TIMEOUT:-$STEP_TIMEOUT}"  # each peers.py step
 mkdir -p "$OUTDIR"
 readonly LOG="$OUTDIR/bench.log"
 readonly SCRATCH="$(mktemp -d)"  # clock readings: only the part file and the log go back
@@ -56,13 +57,28 @@ bench() {  # zyfa_bench NAME ARGS...: records into $OUTDIR/PART-NAME.json
   local name="$1"; shift
   local json="$OUTDIR/$PART-$name.json"
   echo "+ $BENCH $* --json=$json"
-  timeout -k 5 "$STEP_TIMEOUT" "$BENCH" "$@" --json="$json" --benchmark_counters_tabular=true && records+=("$json")
+  timeout -k 5 "$STEP_TIMEOUT" "$BENCH" "$@" --json="$json" --benchmark_counters_tabular=true \
+    || echo "step $name failed or was killed (exit $?): keeping the records it wrote"
+  [[ -s "$json" ]] && records+=("$json")
+}
+# One zyfa_bench process per shape family: a kernel that faults (an illegal address poisons the whole
+# CUDA context) then costs that family's remaining cases, not the rest of the part.
+FAMILIES=(mha-d128 gqa-d128 mha-d192 gqa-d192 llama3.1-8b)
+OTHER_FLAGS=()
+for f in "${FLAGS[@]}"; do
+  if [[ "$f" == --families=* ]]; then IFS=, read -r -a FAMILIES <<< "${f#--families=}"; else OTHER_FLAGS+=("$f"); fi
+done
+bench_per_family() {  # NAME ARGS...
+  local name="$1"; shift
+  for fam in "${FAMILIES[@]}"; do bench "$name-$fam" "$@" --families="$fam" "${OTHER_FLAGS[@]}"; done
 }
 peers() {  # bench/peers.py NAME ARGS...
   local name="$1"; shift
   local json="$OUTDIR/$PART-$name.json"
   echo "+ python3 bench/peers.py --bench $BENCH $* --json $json"
-  timeout -k 5 "$STEP_TIMEOUT" python3 bench/peers.py --bench "$BENCH" "$@" --json "$json" && records+=("$json")
+  timeout -k 5 "$PEERS_TIMEOUT" python3 bench/peers.py --bench "$BENCH" "$@" --json "$json" \
+    || echo "step $name failed or was killed (exit $?): keeping the records it wrote"
+  [[ -s "$json" ]] && records+=("$json")
 }
 
 clocks > "$SCRATCH/clocks-before"
@@ -79,14 +95,14 @@ case "$PART" in
     bench accuracy --mode=accuracy --families=gqa-d128 --seqlens=4096 --inputs=gaussian,structured "${FLAGS[@]}"
     peers peers-accuracy --mode=accuracy --families=gqa-d128 --seqlens=4096 --inputs=gaussian,structured "${FLAGS[@]}"
     ;;
-  kernel) bench kernel --mode=kernel "${FLAGS[@]}" ;;
+  kernel) bench_per_family kernel --mode=kernel ;;
   peers-kernel) peers peers-kernel --mode=kernel "${FLAGS[@]}" ;;
   sustained)
-    bench sustained --mode=sustained "${FLAGS[@]}"
+    bench_per_family sustained --mode=sustained
     peers peers-sustained --mode=sustained "${FLAGS[@]}"
     ;;
   accuracy)
-    bench accuracy --mode=accuracy "${FLAGS[@]}"
+    bench_per_family accuracy --mode=accuracy
     peers peers-accuracy --mode=accuracy "${FLAGS[@]}"
     ;;
   reconcile)  # NVIDIA's protocol (isolated calls after an L2 flush) next to ours, for the published figures
