@@ -289,8 +289,12 @@ def main():
         for s in seqlens:
             for inp in inputs:
                 for dtype in args.dtypes.split(","):
-                    case_dir = dump_case(args.bench, args.tmp, family, s, inp, dtype, purpose, args.rows_per_head)
-                    meta, t = load_case(case_dir, device)
+                    try:
+                        case_dir = dump_case(args.bench, args.tmp, family, s, inp, dtype, purpose, args.rows_per_head)
+                        meta, t = load_case(case_dir, device)
+                    except (subprocess.CalledProcessError, OSError, RuntimeError) as e:
+                        print(f"peers.py: no inputs for {dtype}/{family}/S{s}/{inp}: {e}", file=sys.stderr, flush=True)
+                        continue
                     meta["family"] = family
                     if args.mode == "accuracy":
                         records += run_accuracy(args, meta, t, impls)
