@@ -289,6 +289,19 @@ void Builder::ldmatrix_x4(const std::array<Reg, 4> &d, Reg addr, int64_t offset,
   in.transpose = transpose;
 }
 
+void Builder::cp_async_16(Reg smem_addr, int64_t smem_offset, Reg global_addr, Operand src_bytes) {
+  expect(smem_addr, Type::kU32, "cp.async shared address");
+  expect(global_addr, Type::kU64, "cp.async global address");
+  expect_same_width(src_bytes, Type::kU32, "cp.async source size");
+  Instr &in = push(Op::kCpAsync, Type::kB32);
+  in.src = {smem_addr, global_addr, src_bytes};
+  in.offset = smem_offset;
+}
+
+void Builder::cp_async_commit() { push(Op::kCpAsyncCommit, Type::kB32); }
+
+void Builder::cp_async_wait(int pending_groups) { push(Op::kCpAsyncWait, Type::kB32).aux = pending_groups; }
+
 void Builder::shfl_bfly(Reg d, Reg a, int lane_mask) {
   expect_same_width(d, Type::kB32, "shfl_bfly");
   expect(a, type(d), "shfl_bfly");

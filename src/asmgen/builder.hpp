@@ -83,6 +83,12 @@ class Builder {
   // Four 8x8 matrices of 16-bit elements; `transpose` gives each thread a column pair instead of a row pair.
   void ldmatrix_x4(const std::array<Reg, 4> &d, Reg addr, int64_t offset, bool transpose);
 
+  // 16 bytes global -> shared, asynchronously; bytes past `src_bytes` (0 or 16) are written as zeros and
+  // not read. Complete (for this thread) after cp_async_wait; visible to others after a barrier too.
+  void cp_async_16(Reg smem_addr, int64_t smem_offset, Reg global_addr, Operand src_bytes);
+  void cp_async_commit();                // closes the group of this thread's copies issued so far
+  void cp_async_wait(int pending_groups);  // waits until at most that many groups are incomplete
+
   // ---- collectives
   void shfl_bfly(Reg d, Reg a, int lane_mask);
   void bar_sync(int barrier);

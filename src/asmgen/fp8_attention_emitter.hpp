@@ -2,10 +2,10 @@
 // live across stages, with one method per stage. fp8_attention_schedule.cpp strings the stages together;
 // each fp8_attention_<stage>.cpp writes one of them.
 //
-// Shape (first version: mma.sync, no TMA, no warp specialization): a CTA of 8 warps takes one query tile
-// of 128 rows, 16 per warp, and walks its key blocks of 128 keys. Per block all 256 threads copy K and V
-// into shared memory, then each warp computes its 16 x 128 scores, the block's P codes and P V into a
-// fresh accumulator, and folds that into O.
+// Shape (first version: mma.sync, cp.async, no TMA, no warp specialization): a CTA of 8 warps takes one
+// query tile of 128 rows, 16 per warp, and walks its key blocks of 128 keys. All 256 threads copy K and V
+// into shared memory (the next block's copies in flight during this block's work), then each warp
+// computes its 16 x 128 scores, the block's P codes and P V into a fresh accumulator, and folds that into O.
 //
 // The matrix products run on mma.sync m16n8k16 with f16 operands: every e4m3 value (inputs and P codes)
 // is an f16 value exactly, so the products and their fp32 sums are those of an e4m3 MMA. An e4m3
@@ -57,7 +57,9 @@ struct Layout {
   int d_qk = 0;
   int qk_steps = 0;  // k16 steps of Q K^T
   int qk_pitch = 0;  // bytes per shared row of Q and K (f16)
-  int q_offset = 0, k_offset = 0, v_offset = 0, bytes = 0;
+  int q_offset = 0, k_offset = 0, v_offset = 0;        // f16 rows, padded: what the MMAs read
+  int raw_q_offset = 0, raw_k_offset = 0, raw_v_offset = 0;  // e4m3 rows as cp.async lands them
+  int bytes = 0;
 };
 Layout layout_of(const Variant &v);
 
@@ -68,9 +70,11 @@ class Emitter {
   // ---- stages, in the order the schedule runs them
   void thread_constants();                          // fp8_attention_setup.cpp
   void tile_setup(Reg batch, Reg head, Reg tile);   // fp8_attention_setup.cpp
-  void stage_q();                                   // fp8_attention_load.cpp
+  void issue_q();                                   // fp8_attention_load.cpp
+  void issue_kv(Reg key0);                          // fp8_attention_load.cpp
+  void widen_q();                                   // fp8_attention_load.cpp
+  void widen_kv();                                  // fp8_attention_load.cpp
   void init_row_state();                            // fp8_attention_softmax.cpp
-  void stage_kv(Reg key0);                          // fp8_attention_load.cpp
   void scores();                                    // fp8_attention_matmul.cpp
   void mask_diagonal();                             // fp8_attention_softmax.cpp
   void block_max_and_rescale();                     // fp8_attention_softmax.cpp

@@ -2,9 +2,10 @@
 //
 //   per thread once:     lane addresses for ldmatrix and the V transposition
 //   job loop:            CTA x takes jobs x, x + grid, ... of the plan's table (persistent grid)
-//     per query tile:    heads, base addresses, descales; barrier; Q staged; O, m, l reset
+//     per query tile:    heads, base addresses, descales; O, m, l reset; cp.async of Q and key block 0
 //       key loop (kb = 0 .. tile), the steady state:
-//         barrier; stage K rows and V transposed; barrier
+//         wait for block kb's copies; barrier; widen Q (kb = 0) and K, V to f16 rows; barrier
+//         cp.async of block kb + 1 (unless kb is the diagonal block): in flight during the rest
 //         S = Q K^T (mma.sync, e4m3 values as f16)
 //         diagonal block only: causal and seqlen mask
 //         block max, lazy rescale, per-block shift, P codes (lean or exact)
@@ -12,7 +13,7 @@
 //           O = O + 2^-shift acc, l = l + 2^-shift rowsum
 //       epilogue: out = bf16(O / l * v_descale), lse
 //
-// First version: register-level mma.sync, synchronous staging, no warp specialization. The wgmma + TMA
+// First version: register-level mma.sync, cp.async staging, no warp specialization. The wgmma + TMA
 // ping-pong schedule replaces the key loop's body; the numerics stay these.
 #include "asmgen/fp8_attention.hpp"
 
@@ -51,6 +52,8 @@ Program build_fp8_attention(const Variant &v) {
   const int job_loop = b.new_label("JOB_LOOP");
   const int tile_start = b.new_label("TILE");
   const int key_loop = b.new_label("KEY_LOOP");
+  const int after_q = b.new_label("AFTER_Q");
+  const int after_prefetch = b.new_label("AFTER_PREFETCH");
   const int after_mask = b.new_label("AFTER_MASK");
   const int next_job = b.new_label("NEXT_JOB");
   const int done = b.new_label("DONE");
@@ -71,22 +74,45 @@ Program build_fp8_attention(const Variant &v) {
                 "one v4 load reads a Job");
   b.ld_global({job_batch, job_head, tile_now, tile_next}, job_addr, 0, /*non_coherent=*/true);
 
-  // ---- one query tile
+  // ---- one query tile. The raw buffers are free here: the previous tile consumed them before its last
+  // block's second barrier, which every warp has passed.
   b.place(tile_start);
   e.tile_setup(job_batch, job_head, tile_now);
-  b.bar_sync(0);  // every warp is done reading the previous tile's Q (each key block reads it)
-  e.stage_q();    // first read after the key loop's first barrier
   e.init_row_state();
   b.mov(key_block, imm(0));
+  e.issue_q();
+  const Reg first_key0 = b.temp(Type::kS32, "first_key0");
+  b.mov(first_key0, imm(0));
+  e.issue_kv(first_key0);
+  b.cp_async_commit();
 
   // ---- the key loop: the steady state
   b.place(key_loop);
-  const Reg key0 = b.temp(Type::kS32, "key0");
-  b.shl(key0, key_block, imm(7));
+  b.cp_async_wait(0);
+  b.bar_sync(0);  // block kb has landed, and every warp is done reading block kb - 1's K and V (and Q)
+  {
+    const Reg later_block = b.temp(Type::kPred, "later_block");
+    b.setp(later_block, Cmp::kNe, Type::kS32, key_block, imm(0));
+    auto g = b.when(later_block);
+    b.bra(after_q);
+  }
+  e.widen_q();
+  b.place(after_q);
+  e.widen_kv();
+  b.bar_sync(0);  // K and V (and Q) are f16 rows; the raw buffers are free again
+  {
+    const Reg last_block = b.temp(Type::kPred, "last_block");
+    b.setp(last_block, Cmp::kGe, Type::kS32, key_block, e.tile);
+    auto g = b.when(last_block);
+    b.bra(after_prefetch);
+  }
+  const Reg next_key0 = b.temp(Type::kS32, "next_key0");
+  b.shl(next_key0, key_block, imm(7));
+  b.add(next_key0, next_key0, imm(numerics::kKeyBlock));
   static_assert(numerics::kKeyBlock == 1 << 7, "key0 = key_block << 7");
-  b.bar_sync(0);  // every warp is done reading the previous block's K and V
-  e.stage_kv(key0);
-  b.bar_sync(0);
+  e.issue_kv(next_key0);  // in flight during this block's work
+  b.cp_async_commit();
+  b.place(after_prefetch);
   e.scores();
   {
     const Reg off_diagonal = b.temp(Type::kPred, "off_diagonal");

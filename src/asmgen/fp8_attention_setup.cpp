@@ -14,7 +14,10 @@ Layout layout_of(const Variant &v) {
   L.q_offset = 0;
   L.k_offset = L.q_offset + nx::kQueryTile * L.qk_pitch;
   L.v_offset = L.k_offset + nx::kKeyBlock * L.qk_pitch;
-  L.bytes = L.v_offset + nx::kKeyBlock * kVPitch;
+  L.raw_q_offset = L.v_offset + nx::kKeyBlock * kVPitch;
+  L.raw_k_offset = L.raw_q_offset + nx::kQueryTile * v.d_qk;
+  L.raw_v_offset = L.raw_k_offset + nx::kKeyBlock * v.d_qk;
+  L.bytes = L.raw_v_offset + nx::kKeyBlock * kDv;
   return L;
 }
 

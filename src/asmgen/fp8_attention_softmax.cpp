@@ -99,9 +99,18 @@ void Emitter::block_max_and_rescale() {
   for (int r = 0; r < 2; ++r) b.mul(l[size_t(r)], l[size_t(r)], alpha[size_t(r)]);
   b.place(skip);
 
-  // Per-block shift (numerics::fp8_block_shift): the block's largest p gets a code in (112, 120];
-  // 2^-shift folds it back (exactly).
+  // Per-block scaling (numerics.h). Lean P: an integer shift (numerics::fp8_block_shift) puts the block's
+  // largest code in (112, 120] and 2^-shift folds it back exactly. Exact P: the block max becomes exactly
+  // 2^H and ex2 of numerics::fp8_exact_p_unscale_log2 folds it back.
   for (int r = 0; r < 2; ++r) {
+    if (!variant.lean_p) {
+      const Reg x = b.temp(Type::kF32, "unscale_log2");
+      b.sub(x, bmax[size_t(r)], m[size_t(r)]);
+      b.sub(x, x, f32(float(nx::kFp8HeadroomBinades)));
+      b.max(x, x, f32(-float(nx::kMaxBlockShift + nx::kFp8HeadroomBinades)));
+      b.ex2(unscale[size_t(r)], x);
+      continue;
+    }
     const Reg f = b.temp(Type::kF32, "shift_f");
     b.sub(f, m[size_t(r)], bmax[size_t(r)]);
     b.cvt(f, f, Type::kF32, Round::kRmi);
@@ -131,11 +140,9 @@ void Emitter::p_codes() {
       b.fma(code_offset[size_t(r)], m[size_t(r)], f32(-float(nx::kE4m3CodesPerBinade)), base_f);
       b.add(code_offset[size_t(r)], code_offset[size_t(r)], f32(kMagic));
     } else {
-      // p = exp2(fma(s, c, shift - m)), rounded to e4m3 by the conversion.
-      const Reg shift_f = b.temp(Type::kF32, "shift_f");
-      b.cvt(shift_f, shift[size_t(r)], Type::kS32, Round::kRn);
+      // p = exp2(fma(s, c, H - bmax)) (numerics::fp8_exact_p_bias), rounded to e4m3 by the conversion.
       exp_bias[size_t(r)] = b.temp(Type::kF32, "exp_bias");
-      b.sub(exp_bias[size_t(r)], shift_f, m[size_t(r)]);
+      b.sub(exp_bias[size_t(r)], f32(float(nx::kFp8HeadroomBinades)), bmax[size_t(r)]);
     }
   }
   auto lean_code = [&](int j, int e) {

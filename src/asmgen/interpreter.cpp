@@ -71,10 +71,17 @@ float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign
 
 struct Interpreter::Warp {
   enum class State { kRunning, kBarrier, kExited };
+  struct Copy {
+    uint32_t dst;
+    uintptr_t src;
+    uint32_t src_bytes;
+  };
   int index = 0;
   size_t pc = 0;
   State state = State::kRunning;
   std::vector<uint64_t> regs;
+  std::vector<Copy> open_group[kWarpSize];                 // issued, not yet committed
+  std::vector<std::vector<Copy>> committed[kWarpSize];     // oldest first
   uint64_t &r(Reg reg, int lane) { return regs[size_t(reg.id) * kWarpSize + size_t(lane)]; }
 };
 
@@ -126,7 +133,12 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
       exited += w.state == Warp::State::kExited;
       waiting += w.state == Warp::State::kBarrier;
     }
-    if (exited == warps.size()) return "";
+    if (exited == warps.size()) {
+      for (const Warp &w : warps)
+        for (int lane = 0; lane < kWarpSize; ++lane)
+          if (!w.committed[lane].empty() || !w.open_group[lane].empty()) return "cp.async copies never waited for";
+      return "";
+    }
     if (exited > 0) return "a barrier is awaited by " + std::to_string(waiting) + " warps after others exited";
     int64_t id = -1;
     for (Warp &w : warps) {
@@ -184,6 +196,38 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
       w.state = Warp::State::kExited;
       return "";
     case Op::kBarSync: w.state = Warp::State::kBarrier; return "";
+    case Op::kCpAsync:
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        if (!active(lane)) continue;
+        const uint32_t dst = uint32_t(w.r(in.src[0].reg, lane)) + uint32_t(in.offset);
+        const uintptr_t src = uintptr_t(w.r(in.src[1].reg, lane));
+        const uint32_t bytes = uint32_t(val(in.src[2], Type::kU32, lane));
+        if (bytes != 0 && bytes != 16) return "cp.async source size other than 0 or 16";
+        if (dst % 16 != 0 || size_t(dst) + 16 > smem_.size()) return "cp.async destination outside shared memory";
+        if (bytes != 0 && (src % 16 != 0 || !global_ok(src, bytes, false))) return "cp.async source outside every region";
+        w.open_group[lane].push_back({dst, src, bytes});
+      }
+      break;
+    case Op::kCpAsyncCommit:
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        if (!active(lane)) continue;
+        w.committed[lane].push_back(std::move(w.open_group[lane]));
+        w.open_group[lane].clear();
+      }
+      break;
+    case Op::kCpAsyncWait:
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        if (!active(lane)) continue;
+        auto &groups = w.committed[lane];
+        while (groups.size() > size_t(in.aux)) {
+          for (const Warp::Copy &c : groups.front()) {
+            std::memset(&smem_[c.dst], 0, 16);
+            if (c.src_bytes) std::memcpy(&smem_[c.dst], reinterpret_cast<const void *>(c.src), c.src_bytes);
+          }
+          groups.erase(groups.begin());
+        }
+      }
+      break;
     case Op::kShflBfly: {
       uint64_t src[kWarpSize];
       for (int lane = 0; lane < kWarpSize; ++lane) src[lane] = w.r(in.src[0].reg, lane);

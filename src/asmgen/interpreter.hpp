@@ -1,7 +1,8 @@
 // Runs a Program on the CPU, warp by warp in lockstep, so that host tests check the kernel's instruction
 // list (indexing, masking, fragment layouts, the recurrence, barriers) without a GPU. Global memory is
 // host memory: addresses in the parameter block are host pointers, and every access must fall inside a
-// region the caller declared. What the model cannot know about the hardware: ex2/lg2 are computed
+// region the caller declared. cp.async copies land only when their thread waits for them (the latest the
+// hardware may complete them), so a read before the wait and the barrier sees stale bytes. What the model cannot know about the hardware: ex2/lg2 are computed
 // exactly (the GPU's approximations differ in the last bits) and an MMA sums its products exactly before
 // one rounding (the tensor core's order of fp32 additions is its own).
 #ifndef ZYFA_ASMGEN_INTERPRETER_HPP_

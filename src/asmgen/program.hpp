@@ -48,7 +48,7 @@ struct Instr {
   std::vector<Reg> dst;
   std::vector<Operand> src;    // for memory ops: the address register first, then stored values
   int64_t offset = 0;          // memory ops: byte offset added to the address
-  int64_t aux = 0;             // shfl lane mask, bar.sync id
+  int64_t aux = 0;             // shfl lane mask, bar.sync id, cp.async.wait_group depth
   bool non_coherent = false;   // ld.global.nc
   bool transpose = false;      // ldmatrix .trans
   Reg guard;                   // executes only where guard (or !guard) holds

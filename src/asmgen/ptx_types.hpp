@@ -24,7 +24,8 @@ enum class Op : uint8_t {
   // predicates
   kSetp, kSelp, kVoteAny,
   // memory
-  kLdParam, kLdGlobal, kStGlobal, kLdShared, kStShared, kLdmatrixX4,
+  kLdParam, kLdGlobal, kStGlobal, kLdShared, kStShared, kLdmatrixX4, kCpAsync, kCpAsyncCommit,
+  kCpAsyncWait,
   // warp and CTA collectives
   kShflBfly, kBarSync, kMmaF16,
   // special registers and control flow

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# CTest asmgen_sass: the machine code of the FP8 kernels of a build (the cubins beside the emitter's
+# manifest). For each variant: no local memory anywhere (no LDL/STL: nothing spilled, no register array on
+# the stack); the key loop (the innermost loop with matrix instructions) runs its products on the tensor
+# cores; with lean P it computes no exponential for P and no f32 -> e4m3 conversion (only the two rows'
+# rescale factors use MUFU.EX2), with exact P it does (one MUFU.EX2 per score). Prints the key loop's
+# instruction mix: one warp, one key block.
+# Usage: check_fp8_sass.sh CUOBJDUMP MANIFEST     (exit 77: no cuobjdump, the test is skipped)
+set -euo pipefail
+cuobjdump=$1
+manifest=$2
+if [[ ! -x "$cuobjdump" ]]; then
+  echo "check_fp8_sass: no cuobjdump (configure with -DZYFA_CUOBJDUMP=<path>; PyPI's nvidia-cuda-cuobjdump has one)"
+  exit 77
+fi
+export PATH="$(dirname "$cuobjdump"):$PATH"  # nvdisasm sits beside it
+dir=$(dirname "$manifest")
+# Exponentials a lean-P key loop may still take: alpha of the lazy rescale, one per row of the thread.
+readonly kLeanExpPerBlock=2
+status=0
+while read -r name entry threads smem d_qk d_v lean_p; do
+  sass=$("$cuobjdump" -sass "$dir/$name.cubin")
+  local_mem=$(grep -cE '\b(LDL|STL)(\.|\s)' <<<"$sass" || true)
+  # The key loop: the shortest region [target, branch] of a backward branch that holds a matrix instruction.
+  mix=$(awk '
+    function hex(s,   i, v) {  # portable (mawk has no strtonum)
+      v = 0; sub(/^0x/, "", s)
+      for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+      return v
+    }
+    match($0, /\/\*[0-9a-f]+\*\//) {
+      addr = hex(substr($0, RSTART + 2, RLENGTH - 4))
+      text = substr($0, RSTART + RLENGTH); sub(/;.*/, "", text); gsub(/^[ \t]+|[ \t]+$/, "", text)
+      n++; at[n] = addr; ins[n] = text; index_of[addr] = n
+      if (text ~ /BRA/ && match(text, /0x[0-9a-f]+/)) {
+        target = hex(substr(text, RSTART, RLENGTH))
+        if (target < addr && (target in index_of)) { nb++; from[nb] = index_of[target]; to[nb] = n }
+      }
+    }
+    END {
+      best = 0
+      for (b = 1; b <= nb; b++) {
+        has = 0
+        for (i = from[b]; i <= to[b]; i++) if (ins[i] ~ /(HMMA|HGMMA|QGMMA)/) { has = 1; break }
+        if (has && (best == 0 || to[b] - from[b] < to[best] - from[best])) best = b
+      }
+      if (best == 0) { print "none"; exit }
+      for (i = from[best]; i <= to[best]; i++) {
+        op = ins[i]; sub(/^@!?U?P[T0-9]+[ \t]+/, "", op); split(op, f, /[ \t]/); count[f[1]]++
+      }
+      for (op in count) printf "%s %d\n", op, count[op]
+    }' <<<"$sass")
+  if [[ "$mix" == none ]]; then
+    echo "$name: FAIL: no loop with matrix instructions"
+    status=1
+    continue
+  fi
+  sum() { awk -v re="$1" '$1 ~ re { s += $2 } END { print s + 0 }' <<<"$mix"; }
+  matrix=$(sum '^(HMMA|HGMMA|QGMMA)')
+  ex2=$(sum '^MUFU\.EX2')
+  pack=$(sum '^F2FP\..*E4M3\.F32')
+  total=$(sum '.')
+  verdict=ok
+  if (( local_mem > 0 )); then verdict="FAIL: $local_mem local-memory instructions"; status=1; fi
+  if (( lean_p )) && (( ex2 > kLeanExpPerBlock || pack > 0 )); then
+    verdict="FAIL: lean P with $ex2 MUFU.EX2 and $pack f32->e4m3 conversions in the key loop"; status=1
+  fi
+  if (( ! lean_p )) && (( ex2 < 64 )); then verdict="FAIL: exact P with only $ex2 MUFU.EX2"; status=1; fi
+  echo "$name ($entry, lean_p $lean_p): key loop $total instructions, $matrix matrix, $ex2 MUFU.EX2, $pack f32->e4m3; LDL/STL $local_mem: $verdict"
+  sort -k2 -nr <<<"$mix" | head -24 | awk '{ printf "  %s %s", $1, $2 } END { print "" }'
+done <"$manifest"
+exit $status
