@@ -1,5 +1,5 @@
 # Installs the build into a scratch prefix, then configures, builds and runs test/install/consumer.
-# Run: cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -P this.
+# Run: cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DLIBDIR=lib -P this.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 function(run)
@@ -10,11 +10,9 @@ function(run)
   message(STATUS "${out}")
 endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} --component Unspecified)
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/consumer -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${prefix}
-    -DCMAKE_BUILD_TYPE=Release)
-set(ENV{PKG_CONFIG_PATH} "${prefix}/lib/pkgconfig")
+set(ENV{PKG_CONFIG_PATH} "${prefix}/${LIBDIR}/pkgconfig")
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/consumer -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${prefix})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-set(ENV{LD_LIBRARY_PATH} "${prefix}/lib")
+set(ENV{LD_LIBRARY_PATH} "${prefix}/${LIBDIR}")
 run(${WORK_DIR}/build/consumer_cmake)
 run(${WORK_DIR}/build/consumer_pkgconfig)
