@@ -280,6 +280,9 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
     // ---- P, rounded as numerics.h rounds it, packed as the bf16 A fragments of the PV MMA. The C fragment
     // of score tiles 2kk and 2kk+1 is exactly the A fragment of PV's k-step kk.
     uint32_t pk[kScoreTiles][2];
+    // Exact P's fold factor is not a power of two: P carries its power of two (exactly, in bf16), and O and
+    // l are divided by the rest before the MMA and multiplied back after it (fp32 rounding only).
+    float fold[2] = {1.0f, 1.0f};
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       if constexpr (!kFp8) {
@@ -292,12 +295,12 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
           pk[j][r] = pack_bf16x2(p0, p1);
         }
       } else {
-        // Per-block power-of-two scaling: codes relative to 2^(m - shift), folded back by 2^-shift. Scaling
-        // the e4m3 values by 2^-shift before the MMA is exact (bf16 and fp32 keep 8 exponent bits), so
-        // O += P_scaled V is O += 2^-shift acc up to the order of fp32 sums.
-        const int shift = nx::fp8_block_shift(st.m[r], bmax[r]);
-        const float unscale = exp2_of_negative(shift);
+        // Per-block scaling (numerics.h), folded back by `unscale`. Scaling the e4m3 values by a power of two
+        // before the MMA is exact (bf16 and fp32 keep 8 exponent bits), so O += P_scaled V is
+        // O += unscale acc up to the order of fp32 sums.
         if (lean_p) {
+          const int shift = nx::fp8_block_shift(st.m[r], bmax[r]);
+          const float unscale = exp2_of_negative(shift);
           // code = max(rint(s * 8c + (56 + 8 shift - 8m)), 0) as one FFMA: adding kRoundMagic leaves
           // rint(.) in the low mantissa bits, a single rounding like lean_p_code_host. Exact offsets: m is
           // a multiple of 1/8.
@@ -316,8 +319,19 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
             pk[j][r] = pack_bf16x2(v2[0], v2[1]);  // exact: e4m3 values times a power of two
           }
         } else {
-          // Exact P: code = e4m3(exp2(fma(s, c, shift - m))), rounded by cvt.rn.satfinite.e4m3x2.f32.
-          const float bias = float(shift) - st.m[r];
+          // Exact P: code = e4m3(exp2(fma(s, c, H - bmax))), rounded by cvt.rn.satfinite.e4m3x2.f32; the block
+          // max becomes exactly 2^H.
+          const float bias = nx::fp8_exact_p_bias(bmax[r]);
+          int exponent = 0;
+          fold[r] = 2.0f * frexpf(exp2f(nx::fp8_exact_p_unscale_log2(st.m[r], bmax[r])), &exponent);  // [1, 2)
+          const float unscale = ldexpf(1.0f, exponent - 1);
+          const float inv_fold = 1.0f / fold[r];
+          st.l[r] *= inv_fold;
+#pragma unroll
+          for (int jo = 0; jo < kOutTiles; ++jo) {
+            o[jo][2 * r] *= inv_fold;
+            o[jo][2 * r + 1] *= inv_fold;
+          }
 #pragma unroll
           for (int j = 0; j < kScoreTiles; ++j) {
             const float2 pe = make_float2(exp2f(fmaf(s[j][2 * r], c, bias)), exp2f(fmaf(s[j][2 * r + 1], c, bias)));
@@ -342,6 +356,19 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
                                   (lane >> 4) * 8);
         mma_bf16(o[2 * n2], a, bv[0], bv[1]);
         mma_bf16(o[2 * n2 + 1], a, bv[2], bv[3]);
+      }
+    }
+    if constexpr (kFp8) {
+      if (!lean_p) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          st.l[r] *= fold[r];
+#pragma unroll
+          for (int jo = 0; jo < kOutTiles; ++jo) {
+            o[jo][2 * r] *= fold[r];
+            o[jo][2 * r + 1] *= fold[r];
+          }
+        }
       }
     }
   }

@@ -9,12 +9,15 @@
 //       m_new = bmax (FP8: rounded up to a multiple of 1/8, so that -8m is an integer code offset)
 //       alpha = exp2(m - m_new); O *= alpha; l *= alpha; m = m_new
 //   BF16: p_j = bf16(exp2(fma(s_j, c, -m)));                      O += sum p_j v_j; l += sum p_j
-//   FP8:  shift = min(floor(m - bmax), kMaxBlockShift) + kFp8HeadroomBinades   per-block power-of-two
-//         scaling: the block's largest p gets a code in (112, 120], 8 binades above the code 56 of p = 1
-//         d = 128 (lean P):  code_j = max(rint(s_j * 8c + (56 + 8 shift - 8m)), 0)
-//         d = 192 (exact P): code_j = e4m3(exp2(fma(s_j, c, shift - m)))
+//   FP8:  per-block scaling, so that small P stay normal e4m3 values (H = kFp8HeadroomBinades):
+//         d = 128 (lean P):  shift = min(floor(m - bmax), kMaxBlockShift) + H, an integer number of binades
+//                            that puts the block's largest code in (112, 120];
+//                            code_j = max(rint(s_j * 8c + (56 + 8 shift - 8m)), 0), unscale = 2^-shift
+//         d = 192 (exact P): the block's largest p becomes exactly 2^H (code 120), so the dominant weight
+//                            of a peaked row carries no rounding error:
+//                            code_j = e4m3(exp2(fma(s_j, c, H - bmax))), unscale = exp2((bmax - m) - H)
 //         acc = sum code_j v_j, rs = sum code_j (fp32; rs is the denominator of the rounded P)
-//         O += 2^-shift acc; l += 2^-shift rs
+//         O += unscale acc; l += unscale rs
 //   out = bf16(O / l [* v_descale]),  lse = (m + log2(l)) * ln(2)
 #ifndef ZYFA_KERNELS_NUMERICS_H_
 #define ZYFA_KERNELS_NUMERICS_H_
@@ -52,9 +55,10 @@ constexpr float kE4m3Max = 448.0f;
 constexpr int kMaxBlockShift = 64;
 // Headroom of the FP8 per-block scaling, in binades. ZYFA puts each block's largest p next to the code of
 // p = 1, which leaves only 6 normal binades below it: smaller probabilities become subnormal codes or
-// zero, and in peaked rows whole tails vanish. Hopper folds the scale back with an FFMA, so any power of
-// two is free: 8 binades more keep 14 normal binades per block and put the top code at 120 (256), below
-// the largest finite code 126 (448). Measured on the CPU backend, S = 4096 (bench/NOTES.md).
+// zero, and in peaked rows whole tails vanish. Hopper folds the scale back with an FFMA, so any scale is
+// free: 8 binades more keep 14 normal binades per block and put the top code at 120 (256), below the
+// largest finite code 126 (448). Exact P goes further and maps the block max to 2^8 exactly (lean P
+// cannot: its offset must stay an integer for the one-FFMA rounding). Measured: bench/NOTES.md.
 constexpr int kFp8HeadroomBinades = 8;
 // 1.5 * 2^23: added by an FFMA, it leaves rint(x) in the low mantissa bits of a float (lean P on the GPU).
 constexpr float kRoundMagic = 12582912.0f;
@@ -127,6 +131,16 @@ ZYFA_HD float fp8_reference_max(float bmax) {
 ZYFA_HD int fp8_block_shift(float m, float bmax) {
   const float f = std::floor(m - bmax);
   return (f > float(kMaxBlockShift) ? kMaxBlockShift : int(f)) + kFp8HeadroomBinades;
+}
+
+// Exact P (d_qk = 192): the exponent bias that maps the block max bmax to exactly 2^H, and the log2 of
+// the factor that folds the block back under reference m, clamped as the lean shift is so that the
+// factor stays a normal float (a block that far below the row max adds nothing representable).
+ZYFA_HD float fp8_exact_p_bias(float bmax) { return float(kFp8HeadroomBinades) - bmax; }
+ZYFA_HD float fp8_exact_p_unscale_log2(float m, float bmax) {
+  const float x = (bmax - m) - float(kFp8HeadroomBinades);
+  const float lowest = -float(kMaxBlockShift + kFp8HeadroomBinades);
+  return x < lowest ? lowest : x;
 }
 
 }  // namespace zyfa::numerics

@@ -111,7 +111,7 @@ void block_bf16(Row &row, const float *scores, int64_t n, const float *v, const 
   }
 }
 
-// FP8: P as e4m3 codes scaled up by 2^shift, PV into a fresh accumulator, folded in with 2^-shift.
+// FP8: P as e4m3 codes of the block scaled up (numerics.h), PV into a fresh accumulator, folded back.
 void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float *v,
                const HeadConstants &k, int64_t d_v, float *acc) {
   const float *code_value = e4m3_table().value;
@@ -119,18 +119,17 @@ void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float
   const float c8 = k.c * float(nx::kE4m3CodesPerBinade);
   const float offset = float(nx::kE4m3CodeOfOne + nx::kE4m3CodesPerBinade * shift) -
                        float(nx::kE4m3CodesPerBinade) * row.m;
-  const float exp_offset = float(shift) - row.m;
+  const float exp_bias = nx::fp8_exact_p_bias(bmax);
   std::fill(acc, acc + d_v, 0.0f);
   float rs = 0.0f;
   for (int64_t j = 0; j < n; ++j) {
-    // A lean code never exceeds kE4m3CodeOfOne: the block max sits at most 1 binade above 2^-shift.
     const float p = k.lean_p ? code_value[nx::lean_p_code_host(scores[j], c8, offset)]
-                             : code_value[nx::e4m3_code(std::exp2(std::fma(scores[j], k.c, exp_offset)))];
+                             : code_value[nx::e4m3_code(std::exp2(std::fma(scores[j], k.c, exp_bias)))];
     if (p == 0.0f) continue;
     rs += p;
     add_scaled(acc, v + j * d_v, p, d_v);
   }
-  const float unscale = std::ldexp(1.0f, -shift);
+  const float unscale = k.lean_p ? std::ldexp(1.0f, -shift) : std::exp2(nx::fp8_exact_p_unscale_log2(row.m, bmax));
   for (int64_t d = 0; d < d_v; ++d) row.o[d] += unscale * acc[d];
   row.l += unscale * rs;
 }
