@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "host/cuda_api.hpp"
+#include "host/fp8_asm_attention.hpp"
 #include "host/plan_cache.hpp"
 #include "kernels/launch.hpp"
 
@@ -23,6 +24,8 @@ bool always(const Problem &) { return true; }
 const KernelChoice kKernels[] = {
     {"bf16 hopper attention", kernels::bf16_attention_supports, kernels::bf16_attention_ctas_per_sm,
      kernels::launch_bf16_attention},
+    {"fp8 asm attention (mma.sync)", kernels::fp8_asm_attention_supports, kernels::fp8_asm_attention_ctas_per_sm,
+     kernels::launch_fp8_asm_attention},
     {"fallback attention", always, kernels::fallback_ctas_per_sm, kernels::launch_fallback_attention},
 };
 

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Here (the CPU machine): builds the GPU test binary, the zyfa command and libzyfa.so, and copies them
+# into .carry/ (ignored by git) for the device: the `run` tool with carry [".carry"], then
+#   bash tools/device/run_gpu_tests.sh [GTEST_FILTER]
+# Usage: tools/device/prepare.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+build="${1:-build}"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build "$build" -j "$(nproc)" --target zyfa_gpu_tests zyfa_cli zyfa
+grep -qxF "/.carry/" .git/info/exclude 2>/dev/null || echo "/.carry/" >> .git/info/exclude
+rm -rf .carry && mkdir -p .carry
+cp "$build/test/zyfa_gpu_tests" "$build/tools/zyfa" .carry/
+cp -L "$build/libzyfa.so" .carry/libzyfa.so
+echo "$(git rev-parse HEAD)$(git diff --quiet HEAD -- src include test tools || echo '+dirty')" > .carry/COMMIT
+du -sh .carry
