@@ -3,17 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/fp8_scale.h"
 #include "kernels/numerics.h"
 
 namespace zyfa::test {
 
-float fp8_descale_for_amax(float amax) {
-  if (!(amax > 0.0f)) return 1.0f;
-  // In double, amax / 448 is exact whenever it is a power of two, so the ceiling cannot slip by one.
-  int exponent;
-  const double mantissa = std::frexp(double(amax) / double(numerics::kE4m3Max), &exponent);
-  return std::ldexp(1.0f, mantissa == 0.5 ? exponent - 1 : exponent);
-}
+// The library's own rule (src/kernels/fp8_scale.h), so tests quantize exactly as zyfa_quantize_fp8 does.
+float fp8_descale_for_amax(float amax) { return fp8_scale::descale_for_amax(amax); }
 
 uint8_t fp8_code(float x, float descale) { return numerics::e4m3_code(numerics::round_bf16(x) / descale); }
 
