@@ -3,11 +3,19 @@
 #ifndef ZYFA_HOST_PROBLEM_HPP_
 #define ZYFA_HOST_PROBLEM_HPP_
 
+#include <cmath>
 #include <cstdint>
 
 #include "zyfa/zyfa.h"
 
 namespace zyfa {
+
+// The softmax scale a descriptor gets when it leaves softmax_scale at 0.
+inline float default_softmax_scale(int64_t d_qk) { return 1.0f / std::sqrt(float(d_qk)); }
+// softmax_scale as validation resolves it: 0 means the default.
+inline float resolve_softmax_scale(float given, int64_t d_qk) {
+  return given != 0.0f ? given : default_softmax_scale(d_qk);
+}
 
 // A tensor of logical shape (batch, seqlen, heads, dim) with element strides; dim is contiguous.
 struct TensorRef {

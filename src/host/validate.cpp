@@ -220,7 +220,7 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
   p.nheads_k = d.nheads_k;
   p.d_qk = d.d_qk;
   p.d_v = d.d_v;
-  p.softmax_scale = d.softmax_scale != 0.0f ? d.softmax_scale : 1.0f / std::sqrt(float(d.d_qk));
+  p.softmax_scale = resolve_softmax_scale(d.softmax_scale, d.d_qk);
   if (zyfa_status s = check_descale("q_descale", d.q_descale, fp8, d.batch, d.nheads_k, &p.q_descale)) return s;
   if (zyfa_status s = check_descale("k_descale", d.k_descale, fp8, d.batch, d.nheads_k, &p.k_descale)) return s;
   if (zyfa_status s = check_descale("v_descale", d.v_descale, fp8, d.batch, d.nheads_k, &p.v_descale)) return s;

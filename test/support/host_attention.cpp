@@ -206,7 +206,7 @@ zyfa::Problem HostAttention::problem() const {
   p.out = out.ref();
   p.lse = sh.with_lse ? const_cast<float *>(lse.data()) : nullptr;
   // The same expression as validation's, so both paths see one float.
-  p.softmax_scale = sh.softmax_scale != 0.0f ? sh.softmax_scale : 1.0f / std::sqrt(float(sh.d_qk));
+  p.softmax_scale = resolve_softmax_scale(sh.softmax_scale, sh.d_qk);
   p.q_descale = problem_descale(q_descale, sh);
   p.k_descale = problem_descale(k_descale, sh);
   p.v_descale = problem_descale(v_descale, sh);
