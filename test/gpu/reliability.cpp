@@ -1,0 +1,112 @@
+#include "reliability.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "ref/reference.hpp"
+
+namespace zyfa::test::reliability {
+
+uint64_t fresh_seed() {
+  if (const char *s = std::getenv("ZYFA_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  std::random_device rd;
+  return (uint64_t(rd()) << 32) | rd();
+}
+
+std::string cuda_message(const char *step, cudaError_t e) {
+  if (e == cudaSuccess) return "";
+  return std::string(step) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
+AttentionShape make_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
+                          int64_t nheads_k, Layout layout, bool per_head_descale) {
+  AttentionShape s;
+  s.dtype = dtype;
+  s.d_qk = d_qk;
+  s.d_v = 128;
+  s.batch = batch;
+  s.seqlen = seqlen;
+  s.nheads = nheads;
+  s.nheads_k = nheads_k;
+  s.layout = layout;
+  s.per_head_descale = per_head_descale;
+  return s;
+}
+
+DeviceProblem::DeviceProblem(const AttentionShape &shape, uint64_t seed) : host_(shape) {
+  host_.set_inputs(generate_activations(shape.qkv(), ActivationSpec{}, seed));
+  host_.poison_outputs();
+  device_ = std::make_unique<DeviceAttention>(host_);
+}
+
+cudaError_t DeviceProblem::poison(cudaStream_t stream) const {
+  // Both poison patterns are all-ones bytes (kPoisonBf16 = 0xffff, kPoisonF32 = 0xffffffff).
+  static_assert(kPoisonBf16 == 0xffff && kPoisonF32 == 0xffffffffu, "poison is a byte fill");
+  const zyfa_attn_desc d = desc();
+  cudaError_t e = cudaMemsetAsync(d.out, 0xff, host_.out.size_bytes(), stream);
+  if (e == cudaSuccess && d.lse) e = cudaMemsetAsync(d.lse, 0xff, host_.lse.size() * sizeof(float), stream);
+  return e;
+}
+
+std::string DeviceProblem::download_bytes(std::vector<uint8_t> *out, std::vector<uint8_t> *lse) const {
+  const zyfa_attn_desc d = desc();
+  out->resize(host_.out.size_bytes());
+  std::string s = cuda_message("cudaMemcpy out", cudaMemcpy(out->data(), d.out, out->size(), cudaMemcpyDeviceToHost));
+  if (s.empty() && lse != nullptr) {
+    lse->resize(d.lse ? host_.lse.size() * sizeof(float) : 0);
+    if (d.lse) s = cuda_message("cudaMemcpy lse", cudaMemcpy(lse->data(), d.lse, lse->size(), cudaMemcpyDeviceToHost));
+  }
+  return s;
+}
+
+std::string DeviceProblem::refill(uint64_t seed) {
+  host_.set_inputs(generate_activations(shape().qkv(), ActivationSpec{}, seed));
+  const zyfa_attn_desc d = desc();
+  struct Copy {
+    const void *dst;
+    const void *src;
+    size_t bytes;
+  };
+  std::vector<Copy> copies = {{d.q, host_.q.data(), host_.q.size_bytes()},
+                              {d.k, host_.k.data(), host_.k.size_bytes()},
+                              {d.v, host_.v.data(), host_.v.size_bytes()}};
+  if (d.q_descale.kind == ZYFA_DESCALE_DEVICE) {
+    copies.push_back({d.q_descale.ptr, host_.q_descale.data(), host_.q_descale.size() * sizeof(float)});
+    copies.push_back({d.k_descale.ptr, host_.k_descale.data(), host_.k_descale.size() * sizeof(float)});
+    copies.push_back({d.v_descale.ptr, host_.v_descale.data(), host_.v_descale.size() * sizeof(float)});
+  }
+  for (const Copy &c : copies) {
+    const std::string s =
+        cuda_message("cudaMemcpy refill", cudaMemcpy(const_cast<void *>(c.dst), c.src, c.bytes, cudaMemcpyHostToDevice));
+    if (!s.empty()) return s;
+  }
+  return "";
+}
+
+zyfa_plan_cache_stats cache_stats() {
+  zyfa_plan_cache_stats s = ZYFA_PLAN_CACHE_STATS_INIT;
+  EXPECT_EQ(zyfa_plan_cache_get_stats(&s), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  return s;
+}
+
+::testing::AssertionResult matches_fp64(const HostAttention &host) {
+  const ::testing::AssertionResult written = outputs_written(host);
+  if (!written) return written;
+  const bool fp8 = host.shape().fp8();
+  const ref::ReferenceResult exact = ref::attention_fp64(host.problem());
+  const ErrorStats out = compare_to_reference(host.out_values(), exact.out);
+  const ::testing::AssertionResult out_ok = within_rel_rms(out, fp8 ? kMaxRelRmsFp8 : kMaxRelRmsBf16);
+  if (!out_ok) return ::testing::AssertionFailure() << host.shape().name() << " out: " << out_ok.message();
+  if (host.shape().with_lse) {
+    const ErrorStats lse = compare_to_reference(host.lse_values(), exact.lse);
+    const double limit = fp8 ? kMaxLseAbsFp8 : kMaxLseAbsBf16;
+    if (lse.count <= 0 || lse.nonfinite != 0 || !(lse.max_abs <= limit)) {
+      return ::testing::AssertionFailure() << host.shape().name() << " lse: " << lse.describe() << ", limit max_abs "
+                                           << limit;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace zyfa::test::reliability
