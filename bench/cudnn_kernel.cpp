@@ -159,6 +159,13 @@ class CudnnKernel final : public Kernel {
     fe_check(graph_.check_support(handle_), "check_support");
   }
 
+  // cuDNN 9.19's plan eng2_k24=32 faults with an illegal address on FP8 at d_qk = 192, d_v = 128 (seen in
+  // two device sessions, 2026-11-29, bench/NOTES.md); a fault poisons the CUDA context for every later
+  // kernel of the process, zyfa's included, so that plan is reported and not run there.
+  bool known_to_fault(const std::string &name) const {
+    return fp8_ && shape_.d_qk != shape_.d_v && name == "eng2_k24=32";
+  }
+
   // Builds every plan, times each on the real inputs, keeps the fastest.
   void tune(cudaStream_t stream) {
     struct Candidate { int64_t index; std::string name; };
@@ -169,6 +176,10 @@ class CudnnKernel final : public Kernel {
     for (int64_t i = 0; i < count; ++i) {
       std::string name;
       if (!graph_.get_plan_name_at_index(i, name).is_good()) name = "plan " + std::to_string(i);
+      if (known_to_fault(name)) {
+        tuning_ += (tuning_.empty() ? "" : "; ") + name + " skipped: faults on this shape";
+        continue;
+      }
       fe::error_t status = graph_.build_plan_at_index(i);
       if (!status.is_good()) {
         failures += "\n  plan " + std::to_string(i) + " " + name + ": " + status.get_message();
