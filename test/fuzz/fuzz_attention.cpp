@@ -9,6 +9,7 @@
 //    every call must fail cleanly (overflow checks, messages), and prepare must not crash.
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -27,9 +28,15 @@ constexpr uint32_t kLsePoison = 0x7fa00001u;
 constexpr int64_t kMaxScores = int64_t(1) << 15;
 // Past the second query tile and key block of 128, and their pairing.
 constexpr int64_t kMaxSeqlen = 160;
-// Scales up to these keep every score and output finite for finite inputs.
+// Softmax scales from here up are wild: outputs may be non-finite.
 constexpr float kSaneSoftmaxScale = 16.0f;
-constexpr int kSaneDescaleExponent = 8;
+// The largest |score| in base-2 units (softmax_scale * log2(e) * descales * q.k) at which the outputs of
+// finite inputs must be finite. Beyond about 2^21 the recurrence's fp32 arithmetic (the row max subtracted
+// inside exp2, lean P's integer code offset 8m) loses the units place and a row can sum to 0; real
+// attention scores stay far below this.
+constexpr double kSaneScoreRange = 65536.0;
+constexpr double kLog2e = 1.4426950408889634;
+constexpr int kDescaleExponentRange = 16;
 
 enum Tensor { kQ, kK, kV, kOut, kTensors };
 
@@ -97,9 +104,8 @@ void set_enum(Enum *field, int value) {
   std::memcpy(field, &value, sizeof value);
 }
 
-float pick_descale_value(FuzzedDataProvider &in, bool *sane) {
-  const int exponent = in.ConsumeIntegralInRange<int>(-2 * kSaneDescaleExponent, 2 * kSaneDescaleExponent);
-  if (std::abs(exponent) > kSaneDescaleExponent) *sane = false;
+float pick_descale_value(FuzzedDataProvider &in) {
+  const int exponent = in.ConsumeIntegralInRange<int>(-kDescaleExponentRange, kDescaleExponentRange);
   return std::ldexp(1.0f + in.ConsumeIntegralInRange<int>(0, 7) / 8.0f, exponent);
 }
 
@@ -108,17 +114,20 @@ float pick_invalid_float(FuzzedDataProvider &in) {
   return kInvalid[in.ConsumeIntegralInRange<int>(0, 5)];
 }
 
-// One FP8 descale (or, with BF16, mostly none), with its host array when it is of the device kind.
+// One FP8 descale (or, with BF16, mostly none), with its host array when it is of the device kind;
+// *value is the valid value it carries (1 where it carries none).
 void fuzz_descale(FuzzedDataProvider &in, bool fp8, int64_t batch, int64_t nheads_k, zyfa_descale *d,
-                  Block *array, bool *sane) {
+                  Block *array, float *value) {
   *d = zyfa_descale{ZYFA_DESCALE_NONE, 0.0f, nullptr, 0, 0};
+  *value = 1.0f;
   const int pick = in.ConsumeIntegralInRange<int>(0, 15);
   if (!fp8) {
     if (pick == 15) *d = zyfa_descale{ZYFA_DESCALE_HOST, 1.0f, nullptr, 0, 0};  // must be refused
     return;
   }
   if (pick < 7) {
-    *d = zyfa_descale{ZYFA_DESCALE_HOST, pick_descale_value(in, sane), nullptr, 0, 0};
+    *value = pick_descale_value(in);
+    *d = zyfa_descale{ZYFA_DESCALE_HOST, *value, nullptr, 0, 0};
   } else if (pick < 13) {
     d->kind = ZYFA_DESCALE_DEVICE;
     switch (in.ConsumeIntegralInRange<int>(0, 3)) {
@@ -135,8 +144,9 @@ void fuzz_descale(FuzzedDataProvider &in, bool fp8, int64_t batch, int64_t nhead
     }
     const bool misaligned = in.ConsumeIntegralInRange<int>(0, 31) == 0;
     *array = Block(size_t(count) * sizeof(float) + (misaligned ? 2 : 0), 0);
-    const float value = pick_descale_value(in, sane);
-    for (int64_t i = 0; i < count; ++i) std::memcpy(array->data() + (misaligned ? 2 : 0) + 4 * i, &value, 4);
+    *value = pick_descale_value(in);
+    for (int64_t i = 0; i < count; ++i) std::memcpy(array->data() + (misaligned ? 2 : 0) + 4 * i, value, 4);
+    if (tracing()) std::fprintf(stderr, "  device descale array: %lld x %g\n", (long long)count, (double)*value);
     d->ptr = reinterpret_cast<const float *>(array->data() + (misaligned ? 2 : 0));
   } else if (pick == 13) {
     d->kind = ZYFA_DESCALE_NONE;  // missing: must be refused
@@ -154,7 +164,7 @@ struct BoundedCase {
   int64_t spans[kTensors] = {};  // elements, -1 where no real block backs the tensor
   Block blocks[kTensors];
   Block lse, descale_arrays[3];
-  bool sane = true;  // finite inputs and moderate scales: every output must be finite
+  bool sane = true;  // finite inputs and scores within kSaneScoreRange: every output must be finite
   bool pointer_null = false;
   std::string values;  // how the inputs were drawn, for the trace
 };
@@ -204,7 +214,10 @@ void build_bounded_case(FuzzedDataProvider &in, BoundedCase &c) {
 
   const bool fp8 = dtype_pick >= 8 && dtype_pick < 16;
   zyfa_descale *descales[3] = {&d.q_descale, &d.k_descale, &d.v_descale};
-  for (int i = 0; i < 3; ++i) fuzz_descale(in, fp8, d.batch, d.nheads_k, descales[i], &c.descale_arrays[i], &c.sane);
+  float descale_values[3];
+  for (int i = 0; i < 3; ++i) {
+    fuzz_descale(in, fp8, d.batch, d.nheads_k, descales[i], &c.descale_arrays[i], &descale_values[i]);
+  }
 
   // The tensors: shapes, strides, exact blocks, values.
   const int in_bytes = fp8 ? 1 : 2;
@@ -216,6 +229,11 @@ void build_bounded_case(FuzzedDataProvider &in, BoundedCase &c) {
   const int exponent = in.ConsumeIntegralInRange<int>(-6, 6);
   const float magnitude = std::ldexp(1.0f, exponent);
   c.values = std::string(value_kind_name(values)) + " 2^" + std::to_string(exponent);
+  // The largest score the inputs can make, in base-2 units.
+  const double scale = d.softmax_scale != 0.0f ? d.softmax_scale : 1.0 / std::sqrt(double(d.d_qk > 0 ? d.d_qk : 1));
+  const double score_bound = scale * kLog2e * descale_values[0] * descale_values[1] * double(magnitude) *
+                             double(magnitude) * double(d.d_qk > 0 ? d.d_qk : 0);
+  if (!(score_bound <= kSaneScoreRange)) c.sane = false;
   Random random(in.ConsumeIntegral<uint64_t>());
   for (int i = 0; i < kTensors; ++i) {
     TensorShape &t = c.tensors[i];

@@ -77,9 +77,10 @@ void fuzz_small_calls(FuzzedDataProvider &in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FuzzedDataProvider in(data, size);
-  switch (in.ConsumeIntegralInRange<int>(0, 9)) {
+  switch (in.ConsumeIntegralInRange<int>(0, 10)) {
     case 0: case 1: case 2: case 3: case 4: case 5: zyfa::fuzz::fuzz_attention(in); break;
     case 6: case 7: case 8: zyfa::fuzz::fuzz_quantize(in); break;
+    case 9: zyfa::fuzz::fuzz_plan_cache(in); break;
     default: zyfa::fuzz::fuzz_small_calls(in); break;
   }
   return 0;

@@ -9,6 +9,7 @@ namespace zyfa::fuzz {
 
 void fuzz_attention(FuzzedDataProvider &in);     // fuzz_attention.cpp
 void fuzz_quantize(FuzzedDataProvider &in);      // fuzz_quantize.cpp
+void fuzz_plan_cache(FuzzedDataProvider &in);    // fuzz_plan_cache.cpp: the cache's host logic against a model
 void fuzz_small_calls(FuzzedDataProvider &in);   // fuzz_entry.cpp: NULL arguments, status strings, plan cache
 
 // True where the GPU entry points stop at the device check (no CUDA device here), so the harness may hand

@@ -26,4 +26,7 @@ ci_elapsed "ASan/UBSan host tests"
 
 start=$(date +%s)
 ctest --test-dir "$dir" -R '^fuzz_api$' --output-on-failure
+# libFuzzer's own count of inputs run, for the README's figures.
+grep -E '^(Done [0-9]+ runs|stat::number_of_executed_units|stat::average_exec_per_sec)' \
+  "$dir/Testing/Temporary/LastTest.log" || true
 ci_elapsed "fuzz run"
