@@ -32,7 +32,7 @@ status=0
 for tool in memcheck racecheck synccheck initcheck; do
   start=$(date +%s)
   echo "=== compute-sanitizer --tool $tool" >> "$LOG"
-  timeout -k 5 "${TOOL_TIMEOUT:-240}" "$sanitizer" --tool "$tool" --error-exitcode 1 --print-limit 50 \
+  timeout -k 5 "${TOOL_TIMEOUT:-120}" "$sanitizer" --tool "$tool" --error-exitcode 1 --print-limit 50 \
     .carry/zyfa_gpu_tests --gtest_brief=1 --gtest_filter="$FILTER" >> "$LOG" 2>&1
   rc=$?
   summary="$(grep -E '(ERROR|RACECHECK) SUMMARY' "$LOG" | tail -1)"
