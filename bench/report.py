@@ -199,12 +199,27 @@ def plot_accuracy(records, path_prefix):
     return written
 
 
+README_BEGIN = "<!-- bench/report.py: begin -->"
+README_END = "<!-- bench/report.py: end -->"
+
+
+def replace_between_markers(path, text):
+    """The README's performance section is this script's output, never typed by hand."""
+    with open(path) as f:
+        doc = f.read()
+    begin, end = doc.index(README_BEGIN) + len(README_BEGIN), doc.index(README_END)
+    with open(path, "w") as f:
+        f.write(doc[:begin] + "\n" + text.rstrip() + "\n" + doc[end:])
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results")
     p.add_argument("--markdown", help="write the tables here instead of printing them")
     p.add_argument("--plots", help="folder for the PNGs (default: next to the results file)")
     p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--readme", help="also put the tables into this file between the lines "
+                   f"'{README_BEGIN}' and '{README_END}'")
     args = p.parse_args()
     with open(args.results) as f:
         res = json.load(f)
@@ -222,6 +237,9 @@ def main():
         print(f"wrote {args.markdown}")
     else:
         print(text)
+    if args.readme:
+        replace_between_markers(args.readme, text)
+        print(f"updated {args.readme}")
     if not args.no_plots:
         prefix = os.path.join(args.plots or os.path.dirname(os.path.abspath(args.results)),
                               os.path.splitext(os.path.basename(args.results))[0])
