@@ -1,5 +1,6 @@
 // The exported C entry points of libzyfa.so (zyfa_quantize_fp8* live in quantize_api.cpp). Each runs
 // inside zyfa::guarded: the thread's message cleared first, no exception through the C ABI.
+#include "host/c_enum.hpp"
 #include "host/dispatch.hpp"
 #include "host/error.hpp"
 #include "host/plan_cache.hpp"
@@ -12,7 +13,7 @@ using zyfa::guarded;
 extern "C" {
 
 ZYFA_API const char *zyfa_status_string(zyfa_status status) {
-  switch (status) {
+  switch (zyfa::c_enum_value(status)) {
     case ZYFA_STATUS_SUCCESS: return "ZYFA_STATUS_SUCCESS: no error";
     case ZYFA_STATUS_NULL_ARGUMENT: return "ZYFA_STATUS_NULL_ARGUMENT: a required argument is NULL";
     case ZYFA_STATUS_BAD_STRUCT_SIZE: return "ZYFA_STATUS_BAD_STRUCT_SIZE: struct_size of a layout this library does not know";

@@ -3,6 +3,7 @@
 // written unless every check passes.
 #include <cstdint>
 
+#include "host/c_enum.hpp"
 #include "host/cuda_api.hpp"
 #include "host/error.hpp"
 #include "kernels/launch.hpp"
@@ -31,9 +32,10 @@ bool overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes) {
 }
 
 zyfa_status check_dim(const zyfa_quantize_desc &d) {
-  if (d.rotation != ZYFA_ROTATION_NONE && d.rotation != ZYFA_ROTATION_HADAMARD) {
+  const int rotation_kind = c_enum_value(d.rotation);
+  if (rotation_kind != ZYFA_ROTATION_NONE && rotation_kind != ZYFA_ROTATION_HADAMARD) {
     return fail(ZYFA_STATUS_BAD_ARGUMENT, "desc->rotation = %d: not a zyfa_rotation (NONE = 0, HADAMARD = 1)",
-                int(d.rotation));
+                rotation_kind);
   }
   if (d.rotation == ZYFA_ROTATION_HADAMARD) {
     if (d.dim != rotation::kRowDim<rotation::Hadamard128> && d.dim != rotation::kRowDim<rotation::DctHadamard192>) {

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <limits>
 
+#include "host/c_enum.hpp"
 #include "host/error.hpp"
 
 namespace zyfa {
@@ -67,11 +68,12 @@ zyfa_status check_strides(const TensorSpec &t, int64_t batch, int64_t seqlen, bo
       return fail(ZYFA_STATUS_BAD_STRIDE, "desc->%s_strides.%s = %lld: strides must be >= 0", t.name, names[i],
                   (long long)strides[i]);
     }
-    if (extents[i] > 1 && (strides[i] * t.element_bytes) % kTensorAlignmentBytes != 0) {
+    // In elements, so that no product of a caller's stride can overflow.
+    const int64_t granule = kTensorAlignmentBytes / t.element_bytes;
+    if (extents[i] > 1 && strides[i] % granule != 0) {
       return fail(ZYFA_STATUS_BAD_STRIDE,
-                  "desc->%s_strides.%s = %lld elements (%lld bytes): must be a multiple of %lld bytes", t.name,
-                  names[i], (long long)strides[i], (long long)(strides[i] * t.element_bytes),
-                  (long long)kTensorAlignmentBytes);
+                  "desc->%s_strides.%s = %lld elements: must be a multiple of %lld elements (%lld bytes)", t.name,
+                  names[i], (long long)strides[i], (long long)granule, (long long)kTensorAlignmentBytes);
     }
   }
   if (!written) return ZYFA_STATUS_SUCCESS;  // inputs may overlap themselves (broadcast reads)
@@ -92,24 +94,27 @@ zyfa_status check_strides(const TensorSpec &t, int64_t batch, int64_t seqlen, bo
                   t.name, (long long)strides[0], (long long)strides[1], (long long)strides[2], (long long)d.stride,
                   (long long)covered);
     }
-    covered = d.stride * d.extent;
+    if (mul_overflows(d.stride, d.extent, &covered)) {
+      return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: a stride times its extent overflows 64 bits", t.name);
+    }
   }
   return ZYFA_STATUS_SUCCESS;
 }
 
 zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int64_t batch, int64_t nheads_k,
                           Descale *out) {
+  const int kind = c_enum_value(d.kind);
   if (!fp8) {
-    if (d.kind != ZYFA_DESCALE_NONE) {
+    if (kind != ZYFA_DESCALE_NONE) {
       return fail(ZYFA_STATUS_FP8_FIELD_WITH_BF16,
                   "desc->%s.kind = %d: descales apply to FP8 inputs only; with dtype BF16 leave it "
                   "ZYFA_DESCALE_NONE",
-                  name, (int)d.kind);
+                  name, kind);
     }
     *out = Descale{};
     return ZYFA_STATUS_SUCCESS;
   }
-  switch (d.kind) {
+  switch (kind) {
     case ZYFA_DESCALE_HOST:
       if (!(d.value > 0.0f) || !std::isfinite(d.value) || !std::isnormal(d.value)) {
         return fail(ZYFA_STATUS_BAD_DESCALE, "desc->%s.value = %g: must be a positive normal float", name,
@@ -145,7 +150,7 @@ zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int
                   "ZYFA_DESCALE_DEVICE)",
                   name);
     default:
-      return fail(ZYFA_STATUS_BAD_DESCALE, "desc->%s.kind = %d: not a zyfa_descale_kind", name, (int)d.kind);
+      return fail(ZYFA_STATUS_BAD_DESCALE, "desc->%s.kind = %d: not a zyfa_descale_kind", name, kind);
   }
 }
 
@@ -168,14 +173,15 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
                 sizeof(zyfa_attn_desc));
   }
   const zyfa_attn_desc &d = *desc;
-  if (d.dtype != ZYFA_DTYPE_BF16 && d.dtype != ZYFA_DTYPE_FP8_E4M3) {
+  const int dtype = c_enum_value(d.dtype), layout = c_enum_value(d.layout);
+  if (dtype != ZYFA_DTYPE_BF16 && dtype != ZYFA_DTYPE_FP8_E4M3) {
     return fail(ZYFA_STATUS_BAD_DTYPE, "desc->dtype = %d: must be ZYFA_DTYPE_BF16 (0) or ZYFA_DTYPE_FP8_E4M3 (1)",
-                (int)d.dtype);
+                dtype);
   }
-  if (d.layout != ZYFA_LAYOUT_BSHD && d.layout != ZYFA_LAYOUT_BHSD && d.layout != ZYFA_LAYOUT_STRIDED) {
+  if (layout != ZYFA_LAYOUT_BSHD && layout != ZYFA_LAYOUT_BHSD && layout != ZYFA_LAYOUT_STRIDED) {
     return fail(ZYFA_STATUS_BAD_LAYOUT,
                 "desc->layout = %d: must be ZYFA_LAYOUT_BSHD (0), ZYFA_LAYOUT_BHSD (1) or ZYFA_LAYOUT_STRIDED (2)",
-                (int)d.layout);
+                layout);
   }
   if (d.causal != 1) {
     return fail(ZYFA_STATUS_NOT_CAUSAL, "desc->causal = %d: zyfa implements causal attention only; set it to 1",

@@ -48,6 +48,8 @@ constexpr float kLazyRescaleBf16D192 = 8.0f;
 constexpr int kE4m3CodeOfOne = 56;
 // Codes per binade of e4m3 (three mantissa bits).
 constexpr int kE4m3CodesPerBinade = 8;
+// The code of the largest finite e4m3 value (0x7f is NaN).
+constexpr int kE4m3MaxFiniteCode = 0x7e;
 // Largest finite e4m3 value.
 constexpr float kE4m3Max = 448.0f;
 // Blocks more than this many binades below the row max contribute nothing representable; clamping the
@@ -119,7 +121,11 @@ ZYFA_HD uint8_t e4m3_code(float x) {
 // so this equals the GPU's single-rounding FFMA with kRoundMagic.
 inline int lean_p_code_host(float s, float c8, float offset) {
   const double code = std::nearbyint(double(s) * double(c8) + double(offset));
-  return code < 0 ? 0 : int(code);
+  // Codes stay e4m3 codes whatever the scores: NaN (a NaN input) clamps to 0 like underflow (as the GPU's
+  // max with 0 does), and anything above the largest finite code to it. Converting NaN or a double
+  // outside int to int is undefined, and the code indexes a 256-entry table.
+  if (!(code > 0)) return 0;
+  return code < double(kE4m3MaxFiniteCode) ? int(code) : kE4m3MaxFiniteCode;
 }
 
 // Lazy-rescale reference max for FP8: rounded up to a multiple of 1/kE4m3CodesPerBinade.
@@ -130,7 +136,10 @@ ZYFA_HD float fp8_reference_max(float bmax) {
 // kFp8HeadroomBinades]) for a block whose max is bmax under reference m.
 ZYFA_HD int fp8_block_shift(float m, float bmax) {
   const float f = std::floor(m - bmax);
-  return (f > float(kMaxBlockShift) ? kMaxBlockShift : int(f)) + kFp8HeadroomBinades;
+  // Lazy rescaling keeps bmax <= m + tau, so f >= -1 for finite scores. Non-finite ones (NaN, infinities)
+  // take the clamps too: converting them to int is undefined in C++ (INT_MIN on x86, 0 on the GPU).
+  const int shift = f >= -1.0f && f < float(kMaxBlockShift) ? int(f) : (f < -1.0f ? -1 : kMaxBlockShift);
+  return shift + kFp8HeadroomBinades;
 }
 
 // Exact P (d_qk = 192): the exponent bias that maps the block max bmax to exactly 2^H, and the log2 of

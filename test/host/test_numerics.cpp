@@ -145,10 +145,25 @@ TEST(LeanP, EqualsTheMagicConstantFfma) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> score(-3000.0f, 3000.0f), scale(0.001f, 0.1f);
   std::uniform_int_distribution<int> offset(-400, 120);
+  int compared = 0;
   for (int i = 0; i < 200000; ++i) {
     const float s = score(rng), c8 = 8.0f * scale(rng), off = float(offset(rng));
+    // The recurrence never asks for a code above the largest finite one (its top is 120).
+    if (double(s) * double(c8) + double(off) > double(kE4m3MaxFiniteCode)) continue;
     ASSERT_EQ(lean_p_code_host(s, c8, off), lean_code_gpu_form(s, c8, off)) << s << " " << c8 << " " << off;
+    ++compared;
   }
+  EXPECT_GT(compared, 100000);
+}
+
+TEST(LeanP, NonFiniteAndHugeScoresStayValidCodes) {
+  EXPECT_EQ(lean_p_code_host(std::nanf(""), 8.0f, 56.0f), 0);
+  EXPECT_EQ(lean_p_code_host(-INFINITY, 8.0f, 56.0f), 0);
+  EXPECT_EQ(lean_p_code_host(INFINITY, 8.0f, 56.0f), kE4m3MaxFiniteCode);
+  EXPECT_EQ(lean_p_code_host(1e30f, 8.0f, 56.0f), kE4m3MaxFiniteCode);
+  EXPECT_EQ(fp8_block_shift(0.0f, std::nanf("")), kMaxBlockShift + kFp8HeadroomBinades);
+  EXPECT_EQ(fp8_block_shift(0.0f, INFINITY), -1 + kFp8HeadroomBinades);
+  EXPECT_EQ(fp8_block_shift(0.0f, -INFINITY), kMaxBlockShift + kFp8HeadroomBinades);
 }
 
 TEST(LeanP, PowersOfTwoAreExactAndBelowZeroClamps) {
