@@ -8,17 +8,6 @@
 
 namespace zyfa::test::reliability {
 
-uint64_t fresh_seed() {
-  if (const char *s = std::getenv("ZYFA_TEST_SEED")) return std::strtoull(s, nullptr, 10);
-  std::random_device rd;
-  return (uint64_t(rd()) << 32) | rd();
-}
-
-std::string cuda_message(const char *step, cudaError_t e) {
-  if (e == cudaSuccess) return "";
-  return std::string(step) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-}
-
 AttentionShape make_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
                           int64_t nheads_k, Layout layout, bool per_head_descale) {
   AttentionShape s;

@@ -26,13 +26,9 @@ constexpr double kMaxRelRmsFp8 = 5e-2;
 constexpr double kMaxLseAbsBf16 = 4e-3;
 constexpr double kMaxLseAbsFp8 = 0.5;
 
-// Fresh inputs on every run; ZYFA_TEST_SEED=<n> replays one (each test prints its seed).
-uint64_t fresh_seed();
-
-// "" for cudaSuccess, else "<step>: <name> (<text>)".
-std::string cuda_message(const char *step, cudaError_t e);
-#define ZYFA_ASSERT_CUDA(call) ASSERT_EQ(::zyfa::test::reliability::cuda_message(#call, (call)), "")
-#define ZYFA_EXPECT_CUDA(call) EXPECT_EQ(::zyfa::test::reliability::cuda_message(#call, (call)), "")
+// fresh_seed (support/seed.hpp) and cuda_message (support/gpu.hpp) come from the test support library.
+#define ZYFA_ASSERT_CUDA(call) ASSERT_EQ(::zyfa::test::cuda_message(#call, (call)), "")
+#define ZYFA_EXPECT_CUDA(call) EXPECT_EQ(::zyfa::test::cuda_message(#call, (call)), "")
 
 AttentionShape make_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
                           int64_t nheads_k, Layout layout = Layout::kBSHD, bool per_head_descale = false);

@@ -39,23 +39,10 @@ constexpr int kRepeats = 20;
 // A grid smaller than the job count makes every CTA walk several jobs.
 constexpr int kSmallGrid = 3;
 
-// Fresh inputs on every run; ZYFA_TEST_SEED=<n> replays a run (every case prints its seed).
-uint64_t fresh_seed() {
-  if (const char *s = std::getenv("ZYFA_TEST_SEED")) return std::strtoull(s, nullptr, 10);
-  std::random_device rd;
-  return (uint64_t(rd()) << 32) | rd();
-}
-
-std::string cuda_status(const char *step, int error) {
-  if (error == 0) return "";
-  const cudaError_t e = static_cast<cudaError_t>(error);
-  return std::string(step) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-}
-
 // The plan cache's schedule for a validated device problem, built for this kernel's CTAs per SM.
 std::string bf16_schedule(const Problem &p, zyfa_layout layout, std::shared_ptr<const Plan> *plan) {
   int device = 0;
-  if (std::string s = cuda_status("cudaGetDevice", cudaGetDevice(&device)); !s.empty()) return s;
+  if (std::string s = cuda_message("cudaGetDevice", cudaGetDevice(&device)); !s.empty()) return s;
   const PlanKey key{device, p.dtype, p.d_qk, p.d_v, p.batch, p.nheads, p.nheads_k, p.seqlen, layout};
   if (PlanCache::global().acquire(key, kernels::bf16_attention_ctas_per_sm(), /*may_build=*/true, /*pin=*/false,
                                   plan) != ZYFA_STATUS_SUCCESS)
@@ -65,8 +52,8 @@ std::string bf16_schedule(const Problem &p, zyfa_layout layout, std::shared_ptr<
 
 // One launch of the kernel, then a wait: every launch error and every asynchronous fault is reported.
 std::string launch_and_wait(const Problem &p, const kernels::Schedule &s, cudaStream_t stream = nullptr) {
-  std::string m = cuda_status("launch_bf16_attention", kernels::launch_bf16_attention(p, s, stream));
-  if (m.empty()) m = cuda_status("cudaStreamSynchronize", cudaStreamSynchronize(stream));
+  std::string m = cuda_message("launch_bf16_attention", kernels::launch_bf16_attention(p, s, stream));
+  if (m.empty()) m = cuda_message("cudaStreamSynchronize", cudaStreamSynchronize(stream));
   return m;
 }
 
@@ -120,9 +107,9 @@ class Case {
     return m.empty() ? dev_->download_outputs() : m;
   }
   std::string poison_device_outputs() const {
-    std::string m = cuda_status("cudaMemset out", cudaMemset(desc_.out, 0xff, host_.out.size_bytes()));
+    std::string m = cuda_message("cudaMemset out", cudaMemset(desc_.out, 0xff, host_.out.size_bytes()));
     if (m.empty() && desc_.lse)
-      m = cuda_status("cudaMemset lse", cudaMemset(desc_.lse, 0xff, host_.lse.size() * sizeof(float)));
+      m = cuda_message("cudaMemset lse", cudaMemset(desc_.lse, 0xff, host_.lse.size() * sizeof(float)));
     return m;
   }
   std::string download() { return dev_->download_outputs(); }
@@ -301,17 +288,17 @@ TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
 
   // Capture one launch into a graph, poison, replay.
   cudaStream_t stream = nullptr;
-  ASSERT_EQ(cuda_status("cudaStreamCreate", cudaStreamCreate(&stream)), "");
+  ASSERT_EQ(cuda_message("cudaStreamCreate", cudaStreamCreate(&stream)), "");
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cuda_status("cudaStreamBeginCapture", cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal)), "");
+  ASSERT_EQ(cuda_message("cudaStreamBeginCapture", cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal)), "");
   const int launched = kernels::launch_bf16_attention(c.problem(), c.schedule(), stream);
-  ASSERT_EQ(cuda_status("cudaStreamEndCapture", cudaStreamEndCapture(stream, &graph)), "");
-  ASSERT_EQ(cuda_status("launch_bf16_attention under capture", launched), "");
-  ASSERT_EQ(cuda_status("cudaGraphInstantiate", cudaGraphInstantiate(&exec, graph, 0)), "");
+  ASSERT_EQ(cuda_message("cudaStreamEndCapture", cudaStreamEndCapture(stream, &graph)), "");
+  ASSERT_EQ(cuda_message("launch_bf16_attention under capture", launched), "");
+  ASSERT_EQ(cuda_message("cudaGraphInstantiate", cudaGraphInstantiate(&exec, graph, 0)), "");
   ASSERT_EQ(c.poison_device_outputs(), "");
-  ASSERT_EQ(cuda_status("cudaGraphLaunch", cudaGraphLaunch(exec, stream)), "");
-  ASSERT_EQ(cuda_status("cudaStreamSynchronize", cudaStreamSynchronize(stream)), "");
+  ASSERT_EQ(cuda_message("cudaGraphLaunch", cudaGraphLaunch(exec, stream)), "");
+  ASSERT_EQ(cuda_message("cudaStreamSynchronize", cudaStreamSynchronize(stream)), "");
   ASSERT_EQ(c.download(), "");
   const bool graph_same = same_as_first();
   EXPECT_TRUE(graph_same) << "graph replay";
@@ -391,7 +378,7 @@ TEST(Bf16LargeOffsets, BatchPastFourGiBRunsHere) {
     const size_t region = size_t(tensors[i]->storage_elements() / sh.batch) * kElem;
     ASSERT_EQ(bufs[i].allocate(size_t(kStride) * kElem * size_t(sh.batch - 1) + region), "");
     for (int64_t b = 0; b < sh.batch; ++b)
-      ASSERT_EQ(cuda_status("cudaMemcpy", cudaMemcpy(static_cast<uint8_t *>(bufs[i].get()) + size_t(b * kStride) * kElem,
+      ASSERT_EQ(cuda_message("cudaMemcpy", cudaMemcpy(static_cast<uint8_t *>(bufs[i].get()) + size_t(b * kStride) * kElem,
                                                      static_cast<const uint8_t *>(tensors[i]->data()) + size_t(b) * region,
                                                      region, cudaMemcpyHostToDevice)),
                 "");
@@ -408,7 +395,7 @@ TEST(Bf16LargeOffsets, BatchPastFourGiBRunsHere) {
   ASSERT_EQ(launch_and_wait(p, plan->schedule), "");
   const size_t out_region = size_t(h.out.storage_elements() / sh.batch) * kElem;
   for (int64_t b = 0; b < sh.batch; ++b)
-    ASSERT_EQ(cuda_status("cudaMemcpy", cudaMemcpy(static_cast<uint8_t *>(h.out.data()) + size_t(b) * out_region,
+    ASSERT_EQ(cuda_message("cudaMemcpy", cudaMemcpy(static_cast<uint8_t *>(h.out.data()) + size_t(b) * out_region,
                                                    static_cast<const uint8_t *>(bufs[3].get()) + size_t(b * kStride) * kElem,
                                                    out_region, cudaMemcpyDeviceToHost)),
               "");
@@ -492,7 +479,7 @@ TEST(Bf16Throughput, SeedProtocol) {
     ASSERT_EQ(validate_attention(&desc, PointerCheck::kRequired, &p), ZYFA_STATUS_SUCCESS) << last_error();
     ASSERT_TRUE(kernels::bf16_attention_supports(p));
     int sms = 0;
-    ASSERT_EQ(cuda_status("cudaDeviceGetAttribute", cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0)), "");
+    ASSERT_EQ(cuda_message("cudaDeviceGetAttribute", cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0)), "");
 
     for (JobOrder order : {JobOrder::kHeadThenPair, JobOrder::kPairThenHead}) {
       std::vector<Job> jobs;
@@ -503,19 +490,19 @@ TEST(Bf16Throughput, SeedProtocol) {
       sched.jobs = static_cast<const Job *>(table.get());
       sched.n_jobs = int32_t(jobs.size());
       sched.grid = std::min<int32_t>(sms * kernels::bf16_attention_ctas_per_sm(), sched.n_jobs);
-      ASSERT_EQ(cuda_status("cudaMemset", cudaMemset(dout.get(), 0xff, dout.size())), "");
+      ASSERT_EQ(cuda_message("cudaMemset", cudaMemset(dout.get(), 0xff, dout.size())), "");
       for (int i = 0; i < kWarmup; ++i) ASSERT_EQ(launch_and_wait(p, sched), "");
       cudaEvent_t start[kTimed], stop[kTimed];
       for (int i = 0; i < kTimed; ++i) {
-        ASSERT_EQ(cuda_status("cudaEventCreate", cudaEventCreate(&start[i])), "");
-        ASSERT_EQ(cuda_status("cudaEventCreate", cudaEventCreate(&stop[i])), "");
+        ASSERT_EQ(cuda_message("cudaEventCreate", cudaEventCreate(&start[i])), "");
+        ASSERT_EQ(cuda_message("cudaEventCreate", cudaEventCreate(&stop[i])), "");
       }
       for (int i = 0; i < kTimed; ++i) {
         cudaEventRecord(start[i]);
-        ASSERT_EQ(cuda_status("launch", kernels::launch_bf16_attention(p, sched, nullptr)), "");
+        ASSERT_EQ(cuda_message("launch", kernels::launch_bf16_attention(p, sched, nullptr)), "");
         cudaEventRecord(stop[i]);
       }
-      ASSERT_EQ(cuda_status("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
+      ASSERT_EQ(cuda_message("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
       std::vector<float> ms(kTimed);
       for (int i = 0; i < kTimed; ++i) {
         cudaEventElapsedTime(&ms[size_t(i)], start[i], stop[i]);

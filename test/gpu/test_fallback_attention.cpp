@@ -48,19 +48,6 @@ constexpr int kRepeats = 20;
 // A grid smaller than the job count makes every CTA walk several jobs.
 constexpr int kSmallGrid = 3;
 
-// Fresh inputs on every run; ZYFA_TEST_SEED=<n> replays a run (every case prints its seed).
-uint64_t fresh_seed() {
-  if (const char *s = std::getenv("ZYFA_TEST_SEED")) return std::strtoull(s, nullptr, 10);
-  std::random_device rd;
-  return (uint64_t(rd()) << 32) | rd();
-}
-
-std::string cuda_message(const char *step, int error) {
-  if (error == 0) return "";
-  const cudaError_t e = static_cast<cudaError_t>(error);
-  return std::string(step) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-}
-
 // Device copies of a HostAttention's buffers. Batch b of every tensor starts `batch_stride` elements after
 // batch b-1 on the device (by default the host's own stride, a plain copy), so the same path can put
 // batch 1 past 2^31 elements and 4 GiB. Outputs go up with the host's poison and come back for its checks.

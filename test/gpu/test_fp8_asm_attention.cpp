@@ -49,18 +49,6 @@ constexpr int kSmallGrid = 3;
 // V all ones: each output is 1 up to bf16 rounding (half an ulp below 1 is 2^-9, above 2^-8).
 constexpr double kMaxOnesDeviation = 0x1p-8;
 
-uint64_t fresh_seed() {
-  if (const char *s = std::getenv("ZYFA_TEST_SEED")) return std::strtoull(s, nullptr, 10);
-  std::random_device rd;
-  return (uint64_t(rd()) << 32) | rd();
-}
-
-std::string cuda_message(const char *step, int error) {
-  if (error == 0) return "";
-  const cudaError_t e = static_cast<cudaError_t>(error);
-  return std::string(step) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-}
-
 // A host float, a one-element device tensor, or a device tensor expanded to (batch, nheads_k).
 enum class DescaleForm { kHostFloat, kDeviceScalar, kDevicePerHead };
 

@@ -7,10 +7,6 @@
 namespace zyfa::test {
 namespace {
 
-std::string cuda_failure(const char *step, cudaError_t e) {
-  return e == cudaSuccess ? std::string() : std::string(step) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-}
-
 // The first non-empty message of a sequence of steps.
 void keep_first(std::string &status, std::string message) {
   if (status.empty()) status = std::move(message);
@@ -18,14 +14,20 @@ void keep_first(std::string &status, std::string message) {
 
 }  // namespace
 
+std::string cuda_message(const char *step, int error) {
+  if (error == cudaSuccess) return "";
+  const auto e = static_cast<cudaError_t>(error);
+  return std::string(step) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
 std::string gpu_unavailable_reason() {
   int count = 0;
   if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
-    return "no usable CUDA device: " + cuda_failure("cudaGetDeviceCount", e);
+    return "no usable CUDA device: " + cuda_message("cudaGetDeviceCount", e);
   if (count == 0) return "no CUDA device present";
   cudaDeviceProp prop;
   if (cudaError_t e = cudaGetDeviceProperties(&prop, 0); e != cudaSuccess)
-    return cuda_failure("cudaGetDeviceProperties", e);
+    return cuda_message("cudaGetDeviceProperties", e);
   if (prop.major != 9)
     return std::string("device 0 (") + prop.name + ") is sm_" + std::to_string(prop.major * 10 + prop.minor) +
            ": zyfa's kernels need Hopper (sm_90)";
@@ -54,7 +56,7 @@ std::string DeviceBuffer::allocate(size_t bytes) {
   bytes_ = 0;
   if (cudaError_t e = cudaMalloc(&ptr_, bytes); e != cudaSuccess) {
     ptr_ = nullptr;
-    return cuda_failure("cudaMalloc", e);
+    return cuda_message("cudaMalloc", e);
   }
   bytes_ = bytes;
   return "";
@@ -63,12 +65,12 @@ std::string DeviceBuffer::allocate(size_t bytes) {
 std::string DeviceBuffer::upload(const void *host, size_t bytes) {
   std::string s = allocate(bytes);
   if (!s.empty()) return s;
-  return cuda_failure("cudaMemcpy to device", cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice));
+  return cuda_message("cudaMemcpy to device", cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice));
 }
 
 std::string DeviceBuffer::download(void *host, size_t bytes) const {
   if (bytes > bytes_) return "download of " + std::to_string(bytes) + " bytes from a buffer of " + std::to_string(bytes_);
-  return cuda_failure("cudaMemcpy to host", cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost));
+  return cuda_message("cudaMemcpy to host", cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost));
 }
 
 DeviceAttention::DeviceAttention(HostAttention &host) : host_(host) {

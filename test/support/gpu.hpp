@@ -13,6 +13,9 @@
 
 namespace zyfa::test {
 
+// "" for cudaSuccess (0), else "<step>: <CUDA's name> (<CUDA's text>)" for the cudaError_t value `error`.
+std::string cuda_message(const char *step, int error);
+
 // "" when device 0 is a Hopper GPU (compute capability 9.x); otherwise why the GPU tests cannot run.
 std::string gpu_unavailable_reason();
 

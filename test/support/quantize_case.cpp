@@ -14,11 +14,6 @@ constexpr float kOutlierFactor = 30.0f;
 constexpr uint64_t kRotationSeedSalt = 0x5eed;
 }  // namespace
 
-uint64_t fresh_seed() {
-  std::random_device entropy;
-  return (uint64_t(entropy()) << 32) ^ entropy();
-}
-
 std::vector<uint16_t> random_bf16(size_t n, float scale, uint64_t seed) {
   std::mt19937_64 gen(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "support/seed.hpp"
 #include "zyfa/zyfa.h"
 
 namespace zyfa::test {
@@ -14,8 +15,6 @@ namespace zyfa::test {
 constexpr uint8_t kCodePoison = 0x7f;
 constexpr float kDescalePoison = -3.0f;
 
-// A seed from the system's entropy: every run draws fresh inputs (tests print it in their trace).
-uint64_t fresh_seed();
 
 // n BF16 values: Gaussian with std `scale`, 1% of them 30x larger (the outliers a rotation spreads).
 std::vector<uint16_t> random_bf16(size_t n, float scale, uint64_t seed);

@@ -8,5 +8,6 @@
 #include "support/gpu.hpp"
 #include "support/host_attention.hpp"
 #include "support/quantize.hpp"
+#include "support/seed.hpp"
 
 #endif  // ZYFA_TEST_SUPPORT_SUPPORT_HPP_
