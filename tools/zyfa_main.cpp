@@ -266,7 +266,7 @@ int main(int argc, char **argv) {
               (unsigned long long)o.seed);
   std::printf("rel_rms_err %.3e (tolerance %.1e)  max_abs_err %.3e  lse_max_err %.3e  unwritten %lld\n", rel_rms,
               tolerance, max_abs, lse_max, (long long)unwritten);
-  std::printf("time %.4f ms/call  %.1f TFLOP/s (B*H*S^2*(d_qk+d_v))\n", ms, tflops);
+  std::printf("time %.4f ms/call  %.4g TFLOP/s (B*H*S^2*(d_qk+d_v))\n", ms, tflops);
   const bool ok = rel_rms <= tolerance && unwritten == 0 && std::isfinite(max_abs);
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
