@@ -29,7 +29,7 @@ constexpr uint16_t kBf16Poison = 0x7fc1;  // a NaN the kernels never write
 
 struct Options {
   std::string dtype = "bf16";
-  int64_t batch = 1, seqlen = 1024, nheads = 8, nheads_k = 8, d_qk = 128, d_v = 128;
+  int64_t batch = 1, seqlen = 1024, nheads = 8, nheads_k = 0, d_qk = 128, d_v = 128;  // nheads_k 0: = nheads
   std::string layout = "bshd";
   bool cpu = false;
   bool lse = true;
@@ -40,7 +40,7 @@ struct Options {
 
 void usage() {
   std::printf(
-      "usage: zyfa [--dtype bf16|fp8] [--batch B] [--seqlen S] [--heads H] [--heads-k HK]\n"
+      "usage: zyfa [--dtype bf16|fp8] [--batch B] [--seqlen S] [--heads H] [--heads-k HK (default H)]\n"
       "            [--d 128|192] [--layout bshd|bhsd] [--iters N] [--std X] [--seed N] [--no-lse] [--cpu]\n"
       "One causal attention call on the GPU (or the CPU backend), checked against fp64.\n"
       "--d 192 means d_qk = 192 with d_v = 128.\n");
@@ -183,6 +183,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (o.d_qk == 192) o.d_v = 128;
+  if (o.nheads_k == 0) o.nheads_k = o.nheads;
   const bool fp8 = o.dtype == "fp8";
   if (o.seed == 0) o.seed = std::chrono::steady_clock::now().time_since_epoch().count();
   std::mt19937_64 rng(o.seed);
