@@ -270,21 +270,9 @@ TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
   HostAttention &h = c.host();
   ASSERT_EQ(c.run(), "");
   ASSERT_TRUE(outputs_written(h));
-  const std::vector<uint8_t> first_out(static_cast<const uint8_t *>(h.out.data()),
-                                       static_cast<const uint8_t *>(h.out.data()) + h.out.size_bytes());
-  const std::vector<float> first_lse = h.lse;
-  const auto same_as_first = [&] {
-    return std::memcmp(first_out.data(), h.out.data(), first_out.size()) == 0 &&
-           std::memcmp(first_lse.data(), h.lse.data(), first_lse.size() * sizeof(float)) == 0;
-  };
-
-  int differing = 0;
-  for (int call = 1; call <= kRepeats; ++call) {
-    const int grid = call == kRepeats ? kSmallGrid : 0;
-    ASSERT_EQ(c.run(grid), "");
-    differing += !same_as_first();
-    EXPECT_TRUE(same_as_first()) << "call " << call << (grid ? " (grid " + std::to_string(grid) + ")" : std::string());
-  }
+  const OutputSnapshot first(h);
+  const int differing =
+      count_differing_repeats(h, first, kRepeats, kSmallGrid, [&](int grid) { return c.run(grid); });
 
   // Capture one launch into a graph, poison, replay.
   cudaStream_t stream = nullptr;
@@ -300,7 +288,7 @@ TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
   ASSERT_EQ(cuda_message("cudaGraphLaunch", cudaGraphLaunch(exec, stream)), "");
   ASSERT_EQ(cuda_message("cudaStreamSynchronize", cudaStreamSynchronize(stream)), "");
   ASSERT_EQ(c.download(), "");
-  const bool graph_same = same_as_first();
+  const bool graph_same = first.matches(h);
   EXPECT_TRUE(graph_same) << "graph replay";
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);

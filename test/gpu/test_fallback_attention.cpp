@@ -304,19 +304,8 @@ TEST_P(FallbackDeterminism, BitwiseEqualAcrossCallsAndGrids) {
   ASSERT_EQ(c.upload(), "");
   ASSERT_EQ(c.run(), "");
   ASSERT_TRUE(outputs_written(h));
-  const std::vector<uint8_t> first_out(static_cast<const uint8_t *>(h.out.data()),
-                                       static_cast<const uint8_t *>(h.out.data()) + h.out.size_bytes());
-  const std::vector<float> first_lse = h.lse;
-
-  int differing_calls = 0;
-  for (int call = 1; call <= kRepeats; ++call) {
-    const int grid = call == kRepeats ? kSmallGrid : 0;
-    ASSERT_EQ(c.run(grid), "");
-    const bool same = std::memcmp(first_out.data(), h.out.data(), first_out.size()) == 0 &&
-                      std::memcmp(first_lse.data(), h.lse.data(), first_lse.size() * sizeof(float)) == 0;
-    differing_calls += !same;
-    EXPECT_TRUE(same) << "call " << call << (grid ? " (grid " + std::to_string(grid) + ")" : std::string());
-  }
+  const int differing_calls = count_differing_repeats(h, OutputSnapshot(h), kRepeats, kSmallGrid,
+                                                      [&](int grid) { return c.run(grid); });
   std::printf("[fallback] %-42s seed %llu  %d calls after the first, %d differing bitwise\n", sh.name().c_str(),
               (unsigned long long)seed_, kRepeats, differing_calls);
 }

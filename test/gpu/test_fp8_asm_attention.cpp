@@ -264,18 +264,8 @@ TEST_P(Fp8AsmDeterminism, BitwiseEqualAcrossCallsAndGrids) {
   ASSERT_EQ(run.upload(), "");
   ASSERT_EQ(run.run(), "");
   ASSERT_TRUE(outputs_written(h));
-  const std::vector<uint8_t> first_out(static_cast<const uint8_t *>(h.out.data()),
-                                       static_cast<const uint8_t *>(h.out.data()) + h.out.size_bytes());
-  const std::vector<float> first_lse = h.lse;
-  int differing = 0;
-  for (int call = 1; call <= kRepeats; ++call) {
-    const int grid = call == kRepeats ? kSmallGrid : 0;
-    ASSERT_EQ(run.run(grid), "");
-    const bool same = std::memcmp(first_out.data(), h.out.data(), first_out.size()) == 0 &&
-                      std::memcmp(first_lse.data(), h.lse.data(), first_lse.size() * sizeof(float)) == 0;
-    differing += !same;
-    EXPECT_TRUE(same) << "call " << call << (grid ? " (grid " + std::to_string(grid) + ")" : std::string());
-  }
+  const int differing = count_differing_repeats(h, OutputSnapshot(h), kRepeats, kSmallGrid,
+                                               [&](int grid) { return run.run(grid); });
   std::printf("[fp8 asm] %-62s %d calls after the first, %d differing bitwise\n", case_name({GetParam(), 0}).c_str(),
               kRepeats, differing);
 }

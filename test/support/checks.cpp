@@ -1,5 +1,7 @@
 #include "support/checks.hpp"
 
+#include <cstring>
+
 namespace zyfa::test {
 
 ::testing::AssertionResult outputs_written(const HostAttention &h) {
@@ -11,6 +13,32 @@ namespace zyfa::test {
 ::testing::AssertionResult within_rel_rms(const ErrorStats &e, double max_rel_rms) {
   if (e.count > 0 && e.nonfinite == 0 && e.rel_rms <= max_rel_rms) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << e.describe() << ", limit rel_rms " << max_rel_rms;
+}
+
+OutputSnapshot::OutputSnapshot(const HostAttention &h)
+    : out_(static_cast<const uint8_t *>(h.out.data()), static_cast<const uint8_t *>(h.out.data()) + h.out.size_bytes()),
+      lse_(h.lse) {}
+
+bool OutputSnapshot::matches(const HostAttention &h) const {
+  return h.out.size_bytes() == out_.size() && std::memcmp(out_.data(), h.out.data(), out_.size()) == 0 &&
+         h.lse.size() == lse_.size() && std::memcmp(lse_.data(), h.lse.data(), lse_.size() * sizeof(float)) == 0;
+}
+
+int count_differing_repeats(HostAttention &h, const OutputSnapshot &first, int repeats, int small_grid,
+                            const std::function<std::string(int grid)> &call) {
+  int differing = 0;
+  for (int i = 1; i <= repeats; ++i) {
+    const int grid = i == repeats ? small_grid : 0;
+    const std::string where = "call " + std::to_string(i) + (grid ? " (grid " + std::to_string(grid) + ")" : "");
+    if (const std::string message = call(grid); !message.empty()) {
+      ADD_FAILURE() << where << ": " << message;
+      return differing + 1;
+    }
+    const bool same = first.matches(h);
+    differing += !same;
+    EXPECT_TRUE(same) << where;
+  }
+  return differing;
 }
 
 }  // namespace zyfa::test

@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "support/error_norms.hpp"
 #include "support/host_attention.hpp"
 
@@ -14,6 +19,23 @@ namespace zyfa::test {
 
 // rel_rms <= max_rel_rms with every value finite.
 ::testing::AssertionResult within_rel_rms(const ErrorStats &e, double max_rel_rms);
+
+// The bits of a call's outputs (out and LSE), to compare later calls with.
+class OutputSnapshot {
+ public:
+  explicit OutputSnapshot(const HostAttention &h);
+  bool matches(const HostAttention &h) const;
+
+ private:
+  std::vector<uint8_t> out_;
+  std::vector<float> lse_;
+};
+
+// Determinism: `call(grid)` runs `repeats` more times (grid 0 = the plan's; the last with `small_grid`, so
+// that every CTA walks several jobs), each expected to leave exactly `first`'s bits in `h`. A call that
+// returns a message fails the test. Returns how many calls differed.
+int count_differing_repeats(HostAttention &h, const OutputSnapshot &first, int repeats, int small_grid,
+                            const std::function<std::string(int grid)> &call);
 
 }  // namespace zyfa::test
 
