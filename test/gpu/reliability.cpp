@@ -8,21 +8,6 @@
 
 namespace zyfa::test::reliability {
 
-AttentionShape make_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
-                          int64_t nheads_k, Layout layout, bool per_head_descale) {
-  AttentionShape s;
-  s.dtype = dtype;
-  s.d_qk = d_qk;
-  s.d_v = 128;
-  s.batch = batch;
-  s.seqlen = seqlen;
-  s.nheads = nheads;
-  s.nheads_k = nheads_k;
-  s.layout = layout;
-  s.per_head_descale = per_head_descale;
-  return s;
-}
-
 DeviceProblem::DeviceProblem(const AttentionShape &shape, uint64_t seed) : host_(shape) {
   host_.set_inputs(generate_activations(shape.qkv(), ActivationSpec{}, seed));
   host_.poison_outputs();

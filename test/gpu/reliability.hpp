@@ -30,8 +30,6 @@ constexpr double kMaxLseAbsFp8 = 0.5;
 #define ZYFA_ASSERT_CUDA(call) ASSERT_EQ(::zyfa::test::cuda_message(#call, (call)), "")
 #define ZYFA_EXPECT_CUDA(call) EXPECT_EQ(::zyfa::test::cuda_message(#call, (call)), "")
 
-AttentionShape make_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
-                          int64_t nheads_k, Layout layout = Layout::kBSHD, bool per_head_descale = false);
 
 // One attention problem: Gaussian inputs from `seed` on the host, device copies with poisoned outputs.
 class DeviceProblem {

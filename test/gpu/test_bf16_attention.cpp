@@ -28,18 +28,14 @@
 #include "support/support.hpp"
 
 namespace zyfa::test {
-namespace {
-
-// The brief's bounds: rel RMS against fp64, and the GPU-vs-CPU-backend distance over either one's error.
+namespace {  // The brief's bounds: rel RMS against fp64, and the GPU-vs-CPU-backend distance over either one's error.
 constexpr double kMaxRelRms = 3e-3;
 constexpr double kMaxBackendRatio = 0.2;
 // LSE against fp64, absolute (natural log): rounding each p to bf16 moves log l by at most 2^-9.
 constexpr double kMaxLseAbs = 4e-3;
 constexpr int kRepeats = 20;
 // A grid smaller than the job count makes every CTA walk several jobs.
-constexpr int kSmallGrid = 3;
-
-// The plan cache's schedule for a validated device problem, built for this kernel's CTAs per SM.
+constexpr int kSmallGrid = 3;  // The plan cache's schedule for a validated device problem, built for this kernel's CTAs per SM.
 std::string bf16_schedule(const Problem &p, zyfa_layout layout, std::shared_ptr<const Plan> *plan) {
   int device = 0;
   if (std::string s = cuda_message("cudaGetDevice", cudaGetDevice(&device)); !s.empty()) return s;
@@ -48,29 +44,12 @@ std::string bf16_schedule(const Problem &p, zyfa_layout layout, std::shared_ptr<
                                   plan) != ZYFA_STATUS_SUCCESS)
     return std::string("plan cache: ") + last_error();
   return "";
-}
-
-// One launch of the kernel, then a wait: every launch error and every asynchronous fault is reported.
+}  // One launch of the kernel, then a wait: every launch error and every asynchronous fault is reported.
 std::string launch_and_wait(const Problem &p, const kernels::Schedule &s, cudaStream_t stream = nullptr) {
   std::string m = cuda_message("launch_bf16_attention", kernels::launch_bf16_attention(p, s, stream));
   if (m.empty()) m = cuda_message("cudaStreamSynchronize", cudaStreamSynchronize(stream));
   return m;
-}
-
-AttentionShape shape(int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads, int64_t nheads_k, Layout layout,
-                     bool with_lse = true) {
-  AttentionShape s;
-  s.d_qk = d_qk;
-  s.batch = batch;
-  s.seqlen = seqlen;
-  s.nheads = nheads;
-  s.nheads_k = nheads_k;
-  s.layout = layout;
-  s.with_lse = with_lse;
-  return s;
-}
-
-// One case: host inputs (fresh, from `spec`), poisoned outputs, device copies, a validated device Problem
+}  // One case: host inputs (fresh, from `spec`), poisoned outputs, device copies, a validated device Problem
 // and the plan's schedule; run() launches and brings the outputs back into host() for its checks.
 class Case {
  public:
@@ -98,9 +77,7 @@ class Case {
     kernels::Schedule s = plan_->schedule;
     if (grid > 0) s.grid = grid;
     return s;
-  }
-
-  // Poisons the device outputs, launches, and downloads out and lse into host().
+  }  // Poisons the device outputs, launches, and downloads out and lse into host().
   std::string run(int grid = 0) {
     std::string m = poison_device_outputs();
     if (m.empty()) m = launch_and_wait(problem_, schedule(grid));
@@ -121,25 +98,17 @@ class Case {
   Problem problem_;
   std::shared_ptr<const Plan> plan_;
   std::string status_;
-};
-
-// The contract lets the GPU and the CPU backend differ in the order of fp32 sums. For a dot product of
+};  // The contract lets the GPU and the CPU backend differ in the order of fp32 sums. For a dot product of
 // 128 to 192 Gaussian terms that moves the score by up to about 1e-6 relative (measured: a GPU-vs-CPU LSE
 // distance of 2e-7 at one key). Where both errors against fp64 are that small (one key: P = 1, out = v
 // exactly, and the LSE is one rounded score), the ratio below would compare rounding noise with rounding
 // noise; everywhere else the errors are near 2e-3 and this floor is far below them.
-constexpr double kFp32OrderNoise = 1e-5;
-
-// The GPU-vs-CPU distance over the smaller of the two errors against fp64 (floored at fp32 order noise).
+constexpr double kFp32OrderNoise = 1e-5;  // The GPU-vs-CPU distance over the smaller of the two errors against fp64 (floored at fp32 order noise).
 double backend_ratio(const ErrorStats &gpu_vs_cpu, const ErrorStats &gpu_vs_exact, const ErrorStats &cpu_vs_exact) {
   return gpu_vs_cpu.rel_rms / std::max(std::min(gpu_vs_exact.rel_rms, cpu_vs_exact.rel_rms), kFp32OrderNoise);
 }
 
-std::string case_name(const ::testing::TestParamInfo<AttentionShape> &param) { return param.param.name(); }
-
-// ---------------------------------------------------------------- accuracy against fp64 and the CPU backend
-
-// Where a wrong result lies, to tell a broken stage from a broken layout: the relative RMS error by
+std::string case_name(const ::testing::TestParamInfo<AttentionShape> &param) { return param.param.name(); }  // ---------------------------------------------------------------- accuracy against fp64 and the CPU backend  // Where a wrong result lies, to tell a broken stage from a broken layout: the relative RMS error by
 // 16-row group of the query tile (which consumer warpgroup, which warp) and 16-column group of the output
 // (which half of V), and by query tile. Printed only for a failing case.
 void print_error_pattern(const AttentionShape &sh, const std::vector<double> &got, const std::vector<double> &want) {
@@ -224,23 +193,21 @@ TEST_P(Bf16Accuracy, GaussianMatchesFp64AndCpuBackend) {
 std::vector<AttentionShape> accuracy_shapes() {
   std::vector<AttentionShape> shapes;
   for (int64_t d : {128, 192}) {
-    shapes.push_back(shape(d, 2, 1, 8, 1, Layout::kBSHD));                 // MQA, one key
-    shapes.push_back(shape(d, 2, 7, 16, 2, Layout::kBHSD));                // GQA 8:1, a part tile
-    shapes.push_back(shape(d, 2, 128, 4, 4, Layout::kBSHD));               // MHA, one full tile
-    shapes.push_back(shape(d, 1, 129, 2, 1, Layout::kBHSD, false));        // no LSE, one row past a tile
-    shapes.push_back(shape(d, 2, 300, 4, 2, Layout::kStrided));            // gaps everywhere
-    shapes.push_back(shape(d, 1, 1000, 16, 2, Layout::kBSHD));             // GQA 8:1
-    shapes.push_back(shape(d, 1, 4097, 4, 1, Layout::kBHSD));              // MQA, odd tail
+    shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 2, 1, 8, 1, Layout::kBSHD));  // MQA, one key
+    shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 2, 7, 16, 2, Layout::kBHSD));  // GQA 8:1, a part tile
+    shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 2, 128, 4, 4, Layout::kBSHD));  // MHA, one full tile  // No LSE, one row past a tile.
+    shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 1, 129, 2, 1, Layout::kBHSD, false, /*with_lse=*/false));
+    shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 2, 300, 4, 2, Layout::kStrided));  // gaps everywhere
+    shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 1, 1000, 16, 2, Layout::kBSHD));  // GQA 8:1
+    shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 1, 4097, 4, 1, Layout::kBHSD));  // MQA, odd tail
   }
-  shapes.push_back(shape(128, 1, 16384, 2, 1, Layout::kBSHD));             // long rows: lazy rescale over 128 blocks
+  shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 16384, 2, 1, Layout::kBSHD));  // long rows: lazy rescale over 128 blocks
   return shapes;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Accuracy, ::testing::ValuesIn(accuracy_shapes()), case_name);
 
-class Bf16StructuredAccuracy : public ::testing::TestWithParam<AttentionShape> {};
-
-// LLM-like inputs (attention sinks, massive channels, mean keys, RoPE): large score ranges that exercise
+class Bf16StructuredAccuracy : public ::testing::TestWithParam<AttentionShape> {};  // LLM-like inputs (attention sinks, massive channels, mean keys, RoPE): large score ranges that exercise
 // the lazy rescale far more than Gaussian noise does.
 TEST_P(Bf16StructuredAccuracy, StructuredMatchesFp64AndCpuBackend) {
   ZYFA_SKIP_WITHOUT_GPU();
@@ -250,15 +217,11 @@ TEST_P(Bf16StructuredAccuracy, StructuredMatchesFp64AndCpuBackend) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Bf16StructuredAccuracy,
-                         ::testing::Values(shape(128, 1, 2000, 8, 2, Layout::kBSHD),
-                                           shape(192, 1, 2000, 8, 2, Layout::kBHSD)),
-                         case_name);
+                         ::testing::Values(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 2000, 8, 2, Layout::kBSHD),
+                                           attention_shape(ZYFA_DTYPE_BF16, 192, 1, 2000, 8, 2, Layout::kBHSD)),
+                         case_name);  // ---------------------------------------------------------------- determinism and graph capture
 
-// ---------------------------------------------------------------- determinism and graph capture
-
-class Bf16Determinism : public ::testing::TestWithParam<AttentionShape> {};
-
-// kRepeats calls on one input give the same bits, and so do a small grid (every CTA walks several jobs)
+class Bf16Determinism : public ::testing::TestWithParam<AttentionShape> {};  // kRepeats calls on one input give the same bits, and so do a small grid (every CTA walks several jobs)
 // and a replay of the call captured in a CUDA graph (no host sync or allocation in the launch path).
 TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
   ZYFA_SKIP_WITHOUT_GPU();
@@ -272,9 +235,7 @@ TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
   ASSERT_TRUE(outputs_written(h));
   const OutputSnapshot first(h);
   const int differing =
-      count_differing_repeats(h, first, kRepeats, kSmallGrid, [&](int grid) { return c.run(grid); });
-
-  // Capture one launch into a graph, poison, replay.
+      count_differing_repeats(h, first, kRepeats, kSmallGrid, [&](int grid) { return c.run(grid); });  // Capture one launch into a graph, poison, replay.
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cuda_message("cudaStreamCreate", cudaStreamCreate(&stream)), "");
   cudaGraph_t graph = nullptr;
@@ -298,13 +259,9 @@ TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Determinism,
-                         ::testing::Values(shape(128, 1, 1000, 16, 2, Layout::kBSHD),
-                                           shape(192, 1, 1000, 16, 2, Layout::kBHSD)),
-                         case_name);
-
-// ---------------------------------------------------------------- routing and 64-bit offsets
-
-// A problem the kernel takes, with host pointers (the predicate never dereferences them).
+                         ::testing::Values(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 1000, 16, 2, Layout::kBSHD),
+                                           attention_shape(ZYFA_DTYPE_BF16, 192, 1, 1000, 16, 2, Layout::kBHSD)),
+                         case_name);  // ---------------------------------------------------------------- routing and 64-bit offsets  // A problem the kernel takes, with host pointers (the predicate never dereferences them).
 Problem routable_problem() {
   alignas(16) static const uint16_t dummy[8] = {};
   Problem p;
@@ -320,9 +277,7 @@ Problem routable_problem() {
   p.k.batch_stride = p.v.batch_stride = 1000 * 2 * 128;
   p.softmax_scale = 1.0f;
   return p;
-}
-
-// What TMA cannot address goes to the fallback; what it can, including offsets past 4 GiB, stays here.
+}  // What TMA cannot address goes to the fallback; what it can, including offsets past 4 GiB, stays here.
 TEST(Bf16Routing, SupportsWhatTmaCanAddress) {
   Problem p = routable_problem();
   EXPECT_TRUE(kernels::bf16_attention_supports(p));
@@ -341,13 +296,11 @@ TEST(Bf16Routing, SupportsWhatTmaCanAddress) {
   Problem long_rows = p;
   long_rows.seqlen = int64_t(1) << 31;  // past the kernel's int32 row indices
   EXPECT_FALSE(kernels::bf16_attention_supports(long_rows));
-}
-
-// Batch 1 of q, k, v and out starts past 2^31 elements and 4 GiB: the TMA maps and the epilogue's 64-bit
+}  // Batch 1 of q, k, v and out starts past 2^31 elements and 4 GiB: the TMA maps and the epilogue's 64-bit
 // index math must reach it; the output check and the error against fp64 catch a wrong place.
 TEST(Bf16LargeOffsets, BatchPastFourGiBRunsHere) {
   ZYFA_SKIP_WITHOUT_GPU();
-  const AttentionShape sh = shape(128, 2, 300, 2, 1, Layout::kBSHD);
+  const AttentionShape sh = attention_shape(ZYFA_DTYPE_BF16, 128, 2, 300, 2, 1, Layout::kBSHD);
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
   constexpr int64_t kStride = (int64_t(1) << 31) + 1024;  // bf16 elements between batches: 4 GiB + 2 KiB
@@ -355,9 +308,7 @@ TEST(Bf16LargeOffsets, BatchPastFourGiBRunsHere) {
   HostAttention h(sh);
   h.set_inputs(generate_activations(sh.qkv(), ActivationSpec{}, seed));
   h.poison_outputs();
-  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
-
-  // Each tensor's batches, `kStride` elements apart on the device.
+  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());  // Each tensor's batches, `kStride` elements apart on the device.
   Problem p = h.problem();
   DeviceBuffer bufs[4];
   HostTensor *tensors[4] = {&h.q, &h.k, &h.v, &h.out};
@@ -395,16 +346,10 @@ TEST(Bf16LargeOffsets, BatchPastFourGiBRunsHere) {
   EXPECT_LE(lse_err.max_abs, kMaxLseAbs) << lse_err.describe();
   std::printf("[bf16] %-36s seed %llu  batch stride %lld elements, BF16 kernel: out rel_rms %.3e  lse max_abs %.2e\n",
               sh.name().c_str(), (unsigned long long)seed, (long long)kStride, out_err.rel_rms, lse_err.max_abs);
-}
-
-// ---------------------------------------------------------------- throughput (opt-in)
-
-// The seed's protocol: batch 1, H = max(32, 262144 / S) heads (MHA), BSHD, Gaussian inputs with std 0.1.
+}  // ---------------------------------------------------------------- throughput (opt-in)  // The seed's protocol: batch 1, H = max(32, 262144 / S) heads (MHA), BSHD, Gaussian inputs with std 0.1.
 struct TimingCase {
   int64_t d_qk, seqlen;
-};
-
-// Gaussian bf16 values, std `sd`, generated on all cores (the inputs of the timing runs are large).
+};  // Gaussian bf16 values, std `sd`, generated on all cores (the inputs of the timing runs are large).
 std::vector<uint16_t> gaussian_bf16(size_t n, float sd, uint64_t seed) {
   std::vector<uint16_t> x(n);
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
@@ -417,9 +362,7 @@ std::vector<uint16_t> gaussian_bf16(size_t n, float sd, uint64_t seed) {
     });
   for (std::thread &t : pool) t.join();
   return x;
-}
-
-// fp64 attention of one query row of (batch 0, head h) over BSHD host tensors, for spot checks.
+}  // fp64 attention of one query row of (batch 0, head h) over BSHD host tensors, for spot checks.
 std::vector<double> exact_row(const std::vector<uint16_t> &q, const std::vector<uint16_t> &k,
                               const std::vector<uint16_t> &v, int64_t heads, int64_t d_qk, int64_t d_v, int64_t h,
                               int64_t row, double scale) {
@@ -499,9 +442,7 @@ TEST(Bf16Throughput, SeedProtocol) {
       }
       std::sort(ms.begin(), ms.end());
       const double median_ms = ms[kTimed / 2];
-      const double tflops = p.flops() / (median_ms * 1e-3) / 1e12;
-
-      // Spot checks of the timed output against fp64: first, middle and last rows of the first and last heads.
+      const double tflops = p.flops() / (median_ms * 1e-3) / 1e12;  // Spot checks of the timed output against fp64: first, middle and last rows of the first and last heads.
       std::vector<uint16_t> out(size_t(S * H * dv));
       ASSERT_EQ(dout.download(out.data(), out.size() * 2), "");
       double err2 = 0, ref2 = 0;

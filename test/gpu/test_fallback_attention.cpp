@@ -165,21 +165,6 @@ double backend_ratio(const ErrorStats &gpu_vs_cpu, const ErrorStats &cpu_vs_exac
   return gpu_vs_cpu.rel_rms / std::max(cpu_vs_exact.rel_rms, kSumOrderNoise);
 }
 
-AttentionShape shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
-                     int64_t nheads_k, Layout layout, bool per_head_descale = false, bool with_lse = true) {
-  AttentionShape s;
-  s.dtype = dtype;
-  s.d_qk = d_qk;
-  s.batch = batch;
-  s.seqlen = seqlen;
-  s.nheads = nheads;
-  s.nheads_k = nheads_k;
-  s.layout = layout;
-  s.per_head_descale = per_head_descale;
-  s.with_lse = with_lse;
-  return s;
-}
-
 // One case: fresh Gaussian (std 1) inputs on the host, then device copies with poisoned outputs and the
 // job table, and launches whose outputs come back into host() for its checks.
 class Case {
@@ -276,13 +261,13 @@ std::vector<AttentionShape> accuracy_shapes() {
   std::vector<AttentionShape> shapes;
   for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3})
     for (int64_t d : {128, 192}) {
-      shapes.push_back(shape(dtype, d, 2, 1, 8, 1, Layout::kBSHD));                    // MQA, one key
-      shapes.push_back(shape(dtype, d, 2, 7, 16, 2, Layout::kBHSD, true));             // GQA 8:1
-      shapes.push_back(shape(dtype, d, 2, 128, 4, 4, Layout::kBSHD));                  // MHA, one full tile
-      shapes.push_back(shape(dtype, d, 1, 129, 2, 1, Layout::kBHSD, false, false));    // no LSE
-      shapes.push_back(shape(dtype, d, 2, 300, 4, 2, Layout::kStrided, true));         // gaps everywhere
-      shapes.push_back(shape(dtype, d, 1, 1000, 16, 2, Layout::kBSHD, true));          // GQA 8:1
-      shapes.push_back(shape(dtype, d, 1, 4097, 4, 1, Layout::kBHSD));                 // MQA, odd tail
+      shapes.push_back(attention_shape(dtype, d, 2, 1, 8, 1, Layout::kBSHD));                    // MQA, one key
+      shapes.push_back(attention_shape(dtype, d, 2, 7, 16, 2, Layout::kBHSD, true));             // GQA 8:1
+      shapes.push_back(attention_shape(dtype, d, 2, 128, 4, 4, Layout::kBSHD));                  // MHA, one full tile
+      shapes.push_back(attention_shape(dtype, d, 1, 129, 2, 1, Layout::kBHSD, false, false));    // no LSE
+      shapes.push_back(attention_shape(dtype, d, 2, 300, 4, 2, Layout::kStrided, true));         // gaps everywhere
+      shapes.push_back(attention_shape(dtype, d, 1, 1000, 16, 2, Layout::kBSHD, true));          // GQA 8:1
+      shapes.push_back(attention_shape(dtype, d, 1, 4097, 4, 1, Layout::kBHSD));                 // MQA, odd tail
     }
   return shapes;
 }
@@ -311,8 +296,8 @@ TEST_P(FallbackDeterminism, BitwiseEqualAcrossCallsAndGrids) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FallbackDeterminism,
-                         ::testing::Values(shape(ZYFA_DTYPE_BF16, 128, 1, 1000, 16, 2, Layout::kBSHD),
-                                           shape(ZYFA_DTYPE_FP8_E4M3, 192, 1, 1000, 16, 2, Layout::kBHSD, true)),
+                         ::testing::Values(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 1000, 16, 2, Layout::kBSHD),
+                                           attention_shape(ZYFA_DTYPE_FP8_E4M3, 192, 1, 1000, 16, 2, Layout::kBHSD, true)),
                          case_name);
 
 // ---------------------------------------------------------------- 64-bit offsets
@@ -343,8 +328,8 @@ TEST_P(FallbackLargeOffsets, BatchPastFourGiB) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FallbackLargeOffsets,
-                         ::testing::Values(shape(ZYFA_DTYPE_BF16, 128, 2, 300, 2, 1, Layout::kBSHD),
-                                           shape(ZYFA_DTYPE_FP8_E4M3, 192, 2, 300, 2, 1, Layout::kBSHD, true)),
+                         ::testing::Values(attention_shape(ZYFA_DTYPE_BF16, 128, 2, 300, 2, 1, Layout::kBSHD),
+                                           attention_shape(ZYFA_DTYPE_FP8_E4M3, 192, 2, 300, 2, 1, Layout::kBSHD, true)),
                          case_name);
 
 }  // namespace

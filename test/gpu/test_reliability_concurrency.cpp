@@ -34,20 +34,20 @@ constexpr auto kMonitorPeriod = std::chrono::milliseconds(5);
 std::vector<AttentionShape> mixed_shapes() {
   const zyfa_dtype bf16 = ZYFA_DTYPE_BF16, fp8 = ZYFA_DTYPE_FP8_E4M3;
   return {
-      make_shape(bf16, 128, 1, 1, 8, 8),
-      make_shape(bf16, 128, 2, 129, 8, 2),
-      make_shape(bf16, 128, 1, 1000, 16, 16, Layout::kBHSD),
-      make_shape(bf16, 192, 1, 300, 8, 1),
-      make_shape(bf16, 192, 2, 77, 4, 4, Layout::kStrided),
-      make_shape(bf16, 128, 3, 513, 4, 1, Layout::kStrided),
-      make_shape(bf16, 128, 1, 2048, 8, 2),
-      make_shape(fp8, 128, 1, 1, 4, 4),
-      make_shape(fp8, 128, 2, 255, 8, 2, Layout::kBSHD, true),
-      make_shape(fp8, 128, 1, 1500, 8, 8, Layout::kBHSD),
-      make_shape(fp8, 192, 1, 640, 8, 2),
-      make_shape(fp8, 192, 2, 129, 4, 1, Layout::kStrided, true),
-      make_shape(fp8, 128, 4, 64, 16, 4),
-      make_shape(fp8, 192, 1, 2048, 4, 4),
+      attention_shape(bf16, 128, 1, 1, 8, 8),
+      attention_shape(bf16, 128, 2, 129, 8, 2),
+      attention_shape(bf16, 128, 1, 1000, 16, 16, Layout::kBHSD),
+      attention_shape(bf16, 192, 1, 300, 8, 1),
+      attention_shape(bf16, 192, 2, 77, 4, 4, Layout::kStrided),
+      attention_shape(bf16, 128, 3, 513, 4, 1, Layout::kStrided),
+      attention_shape(bf16, 128, 1, 2048, 8, 2),
+      attention_shape(fp8, 128, 1, 1, 4, 4),
+      attention_shape(fp8, 128, 2, 255, 8, 2, Layout::kBSHD, true),
+      attention_shape(fp8, 128, 1, 1500, 8, 8, Layout::kBHSD),
+      attention_shape(fp8, 192, 1, 640, 8, 2),
+      attention_shape(fp8, 192, 2, 129, 4, 1, Layout::kStrided, true),
+      attention_shape(fp8, 128, 4, 64, 16, 4),
+      attention_shape(fp8, 192, 1, 2048, 4, 4),
   };
 }
 

@@ -95,10 +95,10 @@ std::vector<DeterminismCase> determinism_cases() {
     AttentionShape shape;
   };
   const Kernel kernels[] = {
-      {"bf16_d128", make_shape(bf16, 128, 2, 1025, 8, 2)},
-      {"bf16_d192", make_shape(bf16, 192, 2, 1025, 8, 2)},
-      {"fp8_d128", make_shape(fp8, 128, 2, 1025, 8, 2, Layout::kBSHD, true)},
-      {"fp8_d192", make_shape(fp8, 192, 2, 1025, 8, 2)},
+      {"bf16_d128", attention_shape(bf16, 128, 2, 1025, 8, 2)},
+      {"bf16_d192", attention_shape(bf16, 192, 2, 1025, 8, 2)},
+      {"fp8_d128", attention_shape(fp8, 128, 2, 1025, 8, 2, Layout::kBSHD, true)},
+      {"fp8_d192", attention_shape(fp8, 192, 2, 1025, 8, 2)},
   };
   const struct {
     const char *name;

@@ -167,7 +167,7 @@ zyfa_status broken(std::string *note, std::string why) {
 
 // A pending error the application left (a failed allocation), then a call: CUDA_ERROR, error kept.
 zyfa_status call_with_pending_error(std::string *note) {
-  DeviceProblem p(make_shape(ZYFA_DTYPE_BF16, 128, 1, 64, 2, 1), fresh_seed());
+  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 64, 2, 1), fresh_seed());
   if (!p.status().empty()) return broken(note, p.status());
   void *never = nullptr;
   if (cudaMalloc(&never, kImpossibleBytes) == cudaSuccess) return broken(note, "an impossible cudaMalloc succeeded");
@@ -199,7 +199,7 @@ zyfa_status prepare_without_device_memory(std::string *note) {
 zyfa_status capture_without_prepare(std::string *note) {
   Stream stream;
   if (stream.error() != cudaSuccess) return broken(note, "cudaStreamCreate failed");
-  DeviceProblem p(make_shape(ZYFA_DTYPE_BF16, 128, 1, kUnpreparedSeqlen, 2, 2), fresh_seed());
+  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, kUnpreparedSeqlen, 2, 2), fresh_seed());
   if (!p.status().empty()) return broken(note, p.status());
   const zyfa_attn_desc d = p.desc();
   cudaGraph_t graph = nullptr;
@@ -341,7 +341,7 @@ TEST(ReliabilityErrors, FailedGpuCallsWriteNothing) {
   ZYFA_SKIP_WITHOUT_GPU();
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
-  DeviceProblem p(make_shape(ZYFA_DTYPE_BF16, 128, 1, kS, kH, kHk), seed);
+  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, kS, kH, kHk), seed);
   ASSERT_EQ(p.status(), "");
   const zyfa_attn_desc valid = p.desc();
   std::vector<uint8_t> q_before(p.host().q.size_bytes()), q_after(q_before.size()), out, lse;
@@ -367,7 +367,7 @@ TEST(ReliabilityErrors, FailedGpuCallsWriteNothing) {
 
 TEST(ReliabilityErrors, PendingCudaErrorIsReportedAndLeftInPlace) {
   ZYFA_SKIP_WITHOUT_GPU();
-  DeviceProblem p(make_shape(ZYFA_DTYPE_BF16, 128, 1, 300, 4, 2), fresh_seed());
+  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 300, 4, 2), fresh_seed());
   ASSERT_EQ(p.status(), "");
   ZYFA_ASSERT_CUDA(p.poison(nullptr));
   ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
@@ -408,7 +408,7 @@ TEST(ReliabilityChild, DISABLED_NoDeviceIsReported) {
 
 TEST(ReliabilityChild, DISABLED_StickyErrorIsReported) {
   ZYFA_SKIP_WITHOUT_GPU();
-  DeviceProblem p(make_shape(ZYFA_DTYPE_BF16, 128, 1, 300, 4, 2), fresh_seed());
+  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 300, 4, 2), fresh_seed());
   ASSERT_EQ(p.status(), "");
   const zyfa_attn_desc valid = p.desc();
   // An output at an unmapped address: validation cannot know, the kernel faults, the context is lost.

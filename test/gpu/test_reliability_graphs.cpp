@@ -32,14 +32,14 @@ struct GraphCase {
 // refilled inputs bring their new descales with them.
 std::vector<GraphCase> graph_cases() {
   return {
-      {"bf16_d128_global", make_shape(ZYFA_DTYPE_BF16, 128, 2, 300, 8, 2), cudaStreamCaptureModeGlobal},
-      {"fp8_d128_global", make_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 300, 8, 2, Layout::kBSHD, true),
+      {"bf16_d128_global", attention_shape(ZYFA_DTYPE_BF16, 128, 2, 300, 8, 2), cudaStreamCaptureModeGlobal},
+      {"fp8_d128_global", attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 300, 8, 2, Layout::kBSHD, true),
        cudaStreamCaptureModeGlobal},
-      {"fp8_d192_bhsd_global", make_shape(ZYFA_DTYPE_FP8_E4M3, 192, 1, 257, 4, 1, Layout::kBHSD, true),
+      {"fp8_d192_bhsd_global", attention_shape(ZYFA_DTYPE_FP8_E4M3, 192, 1, 257, 4, 1, Layout::kBHSD, true),
        cudaStreamCaptureModeGlobal},
       {"fp8_d128_strided_thread_local",
-       make_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 129, 4, 2, Layout::kStrided, true), cudaStreamCaptureModeThreadLocal},
-      {"bf16_d192_strided_relaxed", make_shape(ZYFA_DTYPE_BF16, 192, 1, 200, 6, 3, Layout::kStrided),
+       attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 129, 4, 2, Layout::kStrided, true), cudaStreamCaptureModeThreadLocal},
+      {"bf16_d192_strided_relaxed", attention_shape(ZYFA_DTYPE_BF16, 192, 1, 200, 6, 3, Layout::kStrided),
        cudaStreamCaptureModeRelaxed},
   };
 }
@@ -124,7 +124,7 @@ TEST(ReliabilityGraphsUnprepared, CaptureWithoutPrepareIsRefusedAndTheCaptureSur
   SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
   Stream stream;
   ZYFA_ASSERT_CUDA(stream.error());
-  DeviceProblem problem(make_shape(ZYFA_DTYPE_BF16, 128, 1, kUnpreparedSeqlen, 3, 1), seed);
+  DeviceProblem problem(attention_shape(ZYFA_DTYPE_BF16, 128, 1, kUnpreparedSeqlen, 3, 1), seed);
   ASSERT_EQ(problem.status(), "");
   const zyfa_attn_desc desc = problem.desc();
   ZYFA_ASSERT_CUDA(problem.poison(stream));

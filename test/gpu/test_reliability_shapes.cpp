@@ -40,7 +40,7 @@ std::vector<OddCase> odd_cases() {
       // Layouts, batch and head ratios rotate across the cases so that each seqlen meets several.
       const Layout layout = kLayouts[i % 3];
       const int64_t batch = 1 + i % 2, nheads_k = 1 + i % 3;
-      AttentionShape shape = make_shape(k.dtype, k.d_qk, batch, s, 2 * nheads_k, nheads_k, layout, i % 4 == 2);
+      AttentionShape shape = attention_shape(k.dtype, k.d_qk, batch, s, 2 * nheads_k, nheads_k, layout, i % 4 == 2);
       cases.push_back({shape.name(), shape});
       ++i;
     }
@@ -111,7 +111,7 @@ TEST_P(ReliabilityHuge, TensorsPastFourGiBAreCorrectInEveryBatch) {
   const HugeCase &c = GetParam();
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
-  AttentionShape pool_shape = make_shape(c.dtype, c.d_qk, kPool, c.seqlen, c.nheads, c.nheads_k);
+  AttentionShape pool_shape = attention_shape(c.dtype, c.d_qk, kPool, c.seqlen, c.nheads, c.nheads_k);
   HostAttention pool(pool_shape);
   pool.set_inputs(generate_activations(pool_shape.qkv(), ActivationSpec{}, seed));
   pool.poison_outputs();

@@ -78,7 +78,7 @@ std::string AttentionShape::name() const {
 }
 
 AttentionShape attention_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
-                               int64_t nheads_k, Layout layout) {
+                               int64_t nheads_k, Layout layout, bool per_head_descale, bool with_lse) {
   AttentionShape s;
   s.dtype = dtype;
   s.d_qk = d_qk;
@@ -88,6 +88,8 @@ AttentionShape attention_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, in
   s.nheads = nheads;
   s.nheads_k = nheads_k;
   s.layout = layout;
+  s.per_head_descale = per_head_descale;
+  s.with_lse = with_lse;
   return s;
 }
 

@@ -77,7 +77,8 @@ struct AttentionShape {
 
 // The shape of a case list entry, d_v = 128 (the library's only value).
 AttentionShape attention_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
-                               int64_t nheads_k, Layout layout = Layout::kBSHD);
+                               int64_t nheads_k, Layout layout = Layout::kBSHD, bool per_head_descale = false,
+                               bool with_lse = true);
 
 // What check_outputs found; all zero after a correct call.
 struct OutputCheck {
