@@ -17,6 +17,9 @@ struct KernelChoice {
   bool (*supports)(const Problem &);
   int (*ctas_per_sm)();
   int (*launch)(const Problem &, const kernels::Schedule &, void *stream);
+  // Work a launch would otherwise do the first time (loading a code object), done by zyfa_attn_prepare so
+  // that a captured first call stays a pure launch. nullptr: nothing to prepare.
+  int (*prepare)(const Problem &) = nullptr;
 };
 
 bool always(const Problem &) { return true; }
@@ -25,7 +28,7 @@ const KernelChoice kKernels[] = {
     {"bf16 hopper attention", kernels::bf16_attention_supports, kernels::bf16_attention_ctas_per_sm,
      kernels::launch_bf16_attention},
     {"fp8 asm attention (mma.sync)", kernels::fp8_asm_attention_supports, kernels::fp8_asm_attention_ctas_per_sm,
-     kernels::launch_fp8_asm_attention},
+     kernels::launch_fp8_asm_attention, kernels::prepare_fp8_asm_attention},
     {"fallback attention", always, kernels::fallback_ctas_per_sm, kernels::launch_fallback_attention},
 };
 
@@ -51,7 +54,10 @@ zyfa_status run_attention(const Problem &problem, zyfa_layout layout, void *stre
                                                   /*pin=*/capturing, &plan)) {
     return s;
   }
-  if (!launch) return ZYFA_STATUS_SUCCESS;
+  if (!launch) {
+    if (kernel.prepare == nullptr || capturing) return ZYFA_STATUS_SUCCESS;
+    return cuda::from_cuda_error(kernel.prepare(problem), kernel.name);
+  }
   return cuda::from_cuda_error(kernel.launch(problem, plan->schedule, stream), kernel.name);
 }
 

@@ -64,6 +64,12 @@ asmgen::Fp8AttentionParams fp8_attention_params(const Problem &p, const Schedule
   return k;
 }
 
+int prepare_fp8_asm_attention(const Problem &problem) {
+  if (!fp8_asm_attention_supports(problem)) return kInvalidValue;
+  void *function = nullptr;
+  return code_object_function(*find_fp8_code_object(int(problem.d_qk), int(problem.d_v)), &function);
+}
+
 int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, void *stream) {
   if (schedule.jobs == nullptr || schedule.n_jobs < 1 || schedule.grid < 1) return kInvalidValue;
   if (!fp8_asm_attention_supports(problem)) return kInvalidValue;

@@ -13,6 +13,9 @@ namespace zyfa::kernels {
 // validated 16-byte granular ones), GQA/MQA, LSE optional, seqlen below 2^31 - 2 tiles.
 bool fp8_asm_attention_supports(const Problem &problem);
 int fp8_asm_attention_ctas_per_sm();
+// Loads the kernel's code object on the current device (once), so that zyfa_attn_prepare does it rather
+// than the first, possibly captured, launch. Returns a cudaError_t value (0 = success).
+int prepare_fp8_asm_attention(const Problem &problem);
 // Returns a cudaError_t value (0 = success); never synchronizes.
 int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, void *stream);
 
