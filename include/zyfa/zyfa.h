@@ -52,11 +52,12 @@ typedef enum zyfa_status {
   ZYFA_STATUS_BAD_STRIDE = 8,             /* a stride is negative, zero where it must not be, or not 16-byte granular */
   ZYFA_STATUS_MISALIGNED = 9,             /* a tensor pointer is not 16-byte aligned */
   ZYFA_STATUS_NULL_TENSOR = 10,           /* q, k, v or out is NULL */
-  ZYFA_STATUS_ALIASED_OUTPUT = 11,        /* out or lse overlaps an input or each other */
-  ZYFA_STATUS_BAD_DESCALE = 12,           /* an FP8 descale is missing, of an unknown kind, non-positive or not finite */
+  ZYFA_STATUS_ALIASED_OUTPUT = 11,        /* out or lse overlaps an input (a tensor or a device descale) or each other */
+  ZYFA_STATUS_BAD_DESCALE = 12,           /* an FP8 descale is missing, of an unknown kind, or not a positive normal float */
   ZYFA_STATUS_FP8_FIELD_WITH_BF16 = 13,   /* a descale given with BF16 inputs */
   ZYFA_STATUS_NOT_CAUSAL = 14,            /* causal must be 1: only causal attention is implemented */
-  ZYFA_STATUS_SIZE_OVERFLOW = 15,         /* an element count or byte offset overflows 64 bits */
+  ZYFA_STATUS_SIZE_OVERFLOW = 15,         /* a count or byte offset overflows 64 bits, or an extent or the job count
+                                             passes 2^31 - 1 (the kernels index them with 32 bits) */
   ZYFA_STATUS_BAD_SOFTMAX_SCALE = 16,     /* negative, NaN or infinite */
   ZYFA_STATUS_NO_DEVICE = 17,             /* no CUDA device or driver is present */
   ZYFA_STATUS_UNSUPPORTED_DEVICE = 18,    /* the current device is not a Hopper GPU with sm_90 code in this build */
@@ -118,7 +119,7 @@ typedef struct zyfa_attn_desc {
   zyfa_dtype dtype;
   zyfa_layout layout;
   int64_t batch;
-  int64_t seqlen;               /* seqlen_q = seqlen_k; any value >= 1 */
+  int64_t seqlen;               /* seqlen_q = seqlen_k; any value from 1 to 2^31 - 1 */
   int64_t nheads;               /* query heads */
   int64_t nheads_k;             /* key/value heads; nheads % nheads_k == 0 (MHA, GQA, MQA) */
   int64_t d_qk;                 /* 128, or 192 with d_v = 128 */
@@ -154,8 +155,10 @@ typedef struct zyfa_attn_desc {
  * On any error nothing is launched and nothing is written. */
 ZYFA_API zyfa_status zyfa_attn_fwd(const zyfa_attn_desc *desc, void *stream);
 
-/* Validates `desc` and builds (or finds) the plan for its shape on the current device: after it, a
- * zyfa_attn_fwd of the same shape can be captured in a CUDA graph. Pointers may be NULL here. */
+/* Validates `desc` and builds (or finds) the plan for its shape on the current device, and loads the
+ * kernel it will run: after it, a zyfa_attn_fwd of the same shape and layout can be captured in a CUDA
+ * graph. Pointers (device descales too) may be NULL here. The cache holds a bounded number of plans
+ * (zyfa_plan_cache_set_capacity), so prepare right before capturing when many shapes are in use. */
 ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream);
 
 /* The CPU backend: the same descriptor over host memory, the same algorithm and numerics as the GPU
@@ -207,7 +210,9 @@ typedef struct zyfa_plan_cache_stats {
 ZYFA_API zyfa_status zyfa_plan_cache_get_stats(zyfa_plan_cache_stats *stats);
 /* Bounds the cache (least recently used plans go first); capacity >= 1. Default 64. */
 ZYFA_API zyfa_status zyfa_plan_cache_set_capacity(uint64_t capacity);
-/* Frees every plan. Not while a call that uses one may still be running on a stream. */
+/* Frees every plan, also those that captured CUDA graphs hold: destroy such graphs first, and call it
+ * before a cudaDeviceReset (plans and loaded kernels belong to the device's context). Not while a call
+ * that uses a plan may still be running on a stream. */
 ZYFA_API zyfa_status zyfa_plan_cache_clear(void);
 
 #ifdef __cplusplus

@@ -54,9 +54,17 @@ class CudaDeviceMemory final : public DeviceMemory {
       cudaGetLastError();  // our own failed allocation: not sticky, do not leave it for the caller
       return nullptr;
     }
-    if (cudaMemcpy(ptr, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+    // A stream of our own that does not synchronize with the legacy default stream: a plain cudaMemcpy
+    // would, and would break another thread's capture of a blocking stream.
+    cudaStream_t copy_stream = nullptr;
+    bool copied = cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking) == cudaSuccess &&
+                  cudaMemcpyAsync(ptr, host, bytes, cudaMemcpyHostToDevice, copy_stream) == cudaSuccess;
+    if (copy_stream != nullptr) copied = cudaStreamSynchronize(copy_stream) == cudaSuccess && copied;
+    if (copy_stream != nullptr) cudaStreamDestroy(copy_stream);
+    if (!copied) {
       cudaGetLastError();
       cudaFree(ptr);
+      cudaGetLastError();
       return nullptr;
     }
     return ptr;
@@ -64,7 +72,8 @@ class CudaDeviceMemory final : public DeviceMemory {
   void release(int device, void *ptr) override {
     DeviceScope on_device(device);
     RelaxedCaptureScope relaxed;
-    cudaFree(ptr);
+    // A failed free (say, after a device reset) must not stay pending for the caller's next CUDA call.
+    if (cudaFree(ptr) != cudaSuccess) cudaGetLastError();
   }
   int multiprocessor_count(int device) override {
     int count = 0;

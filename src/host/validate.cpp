@@ -102,7 +102,8 @@ zyfa_status check_strides(const TensorSpec &t, int64_t batch, int64_t seqlen, bo
 }
 
 zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int64_t batch, int64_t nheads_k,
-                          Descale *out) {
+                          PointerCheck pointers, Descale *out, int64_t *device_bytes) {
+  *device_bytes = 0;
   const int kind = c_enum_value(d.kind);
   if (!fp8) {
     if (kind != ZYFA_DESCALE_NONE) {
@@ -123,7 +124,7 @@ zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int
       *out = Descale{d.value, nullptr, 0, 0};
       return ZYFA_STATUS_SUCCESS;
     case ZYFA_DESCALE_DEVICE: {
-      if (d.ptr == nullptr) {
+      if (d.ptr == nullptr && pointers == PointerCheck::kRequired) {
         return fail(ZYFA_STATUS_BAD_DESCALE, "desc->%s.ptr = NULL: kind ZYFA_DESCALE_DEVICE needs a float32 pointer",
                     name);
       }
@@ -140,6 +141,9 @@ zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int
       if (mul_overflows(batch - 1, d.batch_stride, &last) || mul_overflows(nheads_k - 1, d.head_stride, &term) ||
           add_overflows(last, term, &last)) {
         return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: the offset of its last element overflows 64 bits", name);
+      }
+      if (mul_overflows(last + 1, int64_t(sizeof(float)), device_bytes)) {
+        return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: its size in bytes overflows 64 bits", name);
       }
       *out = Descale{1.0f, d.ptr, d.batch_stride, d.head_stride};
       return ZYFA_STATUS_SUCCESS;
@@ -227,9 +231,20 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
   p.d_qk = d.d_qk;
   p.d_v = d.d_v;
   p.softmax_scale = resolve_softmax_scale(d.softmax_scale, d.d_qk);
-  if (zyfa_status s = check_descale("q_descale", d.q_descale, fp8, d.batch, d.nheads_k, &p.q_descale)) return s;
-  if (zyfa_status s = check_descale("k_descale", d.k_descale, fp8, d.batch, d.nheads_k, &p.k_descale)) return s;
-  if (zyfa_status s = check_descale("v_descale", d.v_descale, fp8, d.batch, d.nheads_k, &p.v_descale)) return s;
+  const struct {
+    const char *name;
+    const zyfa_descale &given;
+    Descale &resolved;
+  } descales[3] = {{"q_descale", d.q_descale, p.q_descale},
+                   {"k_descale", d.k_descale, p.k_descale},
+                   {"v_descale", d.v_descale, p.v_descale}};
+  int64_t descale_bytes[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    if (zyfa_status s = check_descale(descales[i].name, descales[i].given, fp8, d.batch, d.nheads_k, pointers,
+                                      &descales[i].resolved, &descale_bytes[i])) {
+      return s;
+    }
+  }
 
   // Element counts: batch * seqlen * heads * dim must fit 64 bits for every tensor before any stride math.
   const int64_t in_bytes = fp8 ? kFp8Bytes : kBf16Bytes;
@@ -255,7 +270,8 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
     return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->lse: batch * nheads * seqlen floats overflows 64 bits");
   }
 
-  ByteRange ranges[5];
+  // q, k, v, out, lse and up to three device descales (read by every CTA while others write out).
+  ByteRange ranges[8];
   int n_ranges = 0;
   for (const TensorSpec &t : tensors) {
     int64_t extent = 0;
@@ -282,7 +298,19 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
       return fail(ZYFA_STATUS_MISALIGNED, "desc->lse = %p: must be 4-byte aligned", (void *)d.lse);
     }
     const uintptr_t begin = reinterpret_cast<uintptr_t>(d.lse);
+    if (begin + uint64_t(lse_bytes) < begin) {
+      return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->lse = %p: the LSE wraps around the address space", (void *)d.lse);
+    }
     ranges[n_ranges++] = {"lse", begin, begin + uint64_t(lse_bytes), /*written=*/true};
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (descales[i].resolved.ptr == nullptr) continue;
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(descales[i].resolved.ptr);
+    if (begin + uint64_t(descale_bytes[i]) < begin) {
+      return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s.ptr: the descales wrap around the address space",
+                  descales[i].name);
+    }
+    ranges[n_ranges++] = {descales[i].name, begin, begin + uint64_t(descale_bytes[i]), /*written=*/false};
   }
   // The written ranges (out, lse) must not overlap any other range; inputs may share memory.
   for (int i = 0; i < n_ranges; ++i) {

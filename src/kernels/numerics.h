@@ -16,7 +16,8 @@
 //         d = 192 (exact P): the block's largest p becomes exactly 2^H (code 120), so the dominant weight
 //                            of a peaked row carries no rounding error:
 //                            code_j = e4m3(exp2(fma(s_j, c, H - bmax))), unscale = exp2((bmax - m) - H)
-//         acc = sum code_j v_j, rs = sum code_j (fp32; rs is the denominator of the rounded P)
+//         acc = sum e4m3_value(code_j) v_j, rs = sum e4m3_value(code_j) (fp32; rs is the denominator of
+//         the rounded P)
 //         O += unscale acc; l += unscale rs
 //   out = bf16(O / l [* v_descale]),  lse = (m + log2(l)) * ln(2)
 #ifndef ZYFA_KERNELS_NUMERICS_H_
@@ -117,10 +118,11 @@ ZYFA_HD uint8_t e4m3_code(float x) {
 }
 
 // ---- lean P: the e4m3 code of 2^(x) for x <= 0 as one rounded multiply-add. `c8` is 8c, `offset` is
-// 56 + 8 shift - 8m (an integer, since m is a multiple of 1/8). The product and sum are exact in double,
-// so this equals the GPU's single-rounding FFMA with kRoundMagic.
+// 56 + 8 shift - 8m (an integer, since m is a multiple of 1/8). The GPU's form, exactly: one correctly
+// rounded fma whose addend holds kRoundMagic, so the product plus offset is rounded once, to an integer
+// (a sum in double and then nearbyint would round twice, and differ by one code on rare ties).
 inline int lean_p_code_host(float s, float c8, float offset) {
-  const double code = std::nearbyint(double(s) * double(c8) + double(offset));
+  const double code = double(std::fma(s, c8, offset + kRoundMagic) - kRoundMagic);
   // Codes stay e4m3 codes whatever the scores: NaN (a NaN input) clamps to 0 like underflow (as the GPU's
   // max with 0 does), and anything above the largest finite code to it. Converting NaN or a double
   // outside int to int is undefined, and the code indexes a 256-entry table.

@@ -156,6 +156,14 @@ TEST(LeanP, EqualsTheMagicConstantFfma) {
   EXPECT_GT(compared, 100000);
 }
 
+// A product whose sum with the offset sits just past a tie (118.5 + 2^-47): a double sum rounded twice gives
+// 118, the GPU's single rounding 119 (found by review, 2026-11-29).
+TEST(LeanP, RoundsOnceAtTies) {
+  const float s = 0x1.002002p-1f, c8 = 0x1.ffc004p-1f, offset = 118.0f;
+  EXPECT_EQ(lean_p_code_host(s, c8, offset), 119);
+  EXPECT_EQ(lean_code_gpu_form(s, c8, offset), 119);
+}
+
 TEST(LeanP, NonFiniteAndHugeScoresStayValidCodes) {
   EXPECT_EQ(lean_p_code_host(std::nanf(""), 8.0f, 56.0f), 0);
   EXPECT_EQ(lean_p_code_host(-INFINITY, 8.0f, 56.0f), 0);

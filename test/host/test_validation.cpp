@@ -128,6 +128,12 @@ std::vector<InvalidCase> invalid_cases() {
          fp8(d);
          d.v_descale.kind = ZYFA_DESCALE_DEVICE;
        }},
+      {"descale_aliases_out", ZYFA_STATUS_ALIASED_OUTPUT, "desc->out overlaps desc->k_descale",
+       [fp8](auto &d, auto &b) {
+         fp8(d);
+         d.k_descale.kind = ZYFA_DESCALE_DEVICE;
+         d.k_descale.ptr = reinterpret_cast<const float *>(b.out.data());  // every CTA reads it while out is written
+       }},
       {"bf16_with_descale", ZYFA_STATUS_FP8_FIELD_WITH_BF16, "q_descale.kind = 2",
        [](auto &d, auto &) {
          d.q_descale.kind = ZYFA_DESCALE_DEVICE;
@@ -184,6 +190,17 @@ TEST(Validation, PrepareAcceptsNullPointers) {
   d.seqlen = 100;
   const zyfa_status s = zyfa_attn_prepare(&d, nullptr);
   // Shape-only validation passes; what remains is the device check.
+  EXPECT_TRUE(s == ZYFA_STATUS_SUCCESS || s == ZYFA_STATUS_NO_DEVICE || s == ZYFA_STATUS_UNSUPPORTED_DEVICE)
+      << zyfa_status_string(s) << ": " << zyfa_last_error();
+}
+
+TEST(Validation, PrepareAcceptsNullDeviceDescales) {
+  zyfa_attn_desc d = ZYFA_ATTN_DESC_INIT;
+  d.batch = d.nheads = d.nheads_k = 1;
+  d.seqlen = 100;
+  d.dtype = ZYFA_DTYPE_FP8_E4M3;
+  d.q_descale.kind = d.k_descale.kind = d.v_descale.kind = ZYFA_DESCALE_DEVICE;
+  const zyfa_status s = zyfa_attn_prepare(&d, nullptr);
   EXPECT_TRUE(s == ZYFA_STATUS_SUCCESS || s == ZYFA_STATUS_NO_DEVICE || s == ZYFA_STATUS_UNSUPPORTED_DEVICE)
       << zyfa_status_string(s) << ": " << zyfa_last_error();
 }
