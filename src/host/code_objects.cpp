@@ -28,8 +28,12 @@ int code_object_function(const CodeObject &object, void **function) {
   }
   void *module = nullptr, *fn = nullptr;
   if (const int e = cuda::load_module(object.image, &module)) return e;
-  if (const int e = cuda::module_function(module, object.entry, &fn)) return e;
-  if (const int e = cuda::set_max_dynamic_shared_memory(fn, object.dynamic_smem_bytes)) return e;
+  int e = cuda::module_function(module, object.entry, &fn);
+  if (e == 0) e = cuda::set_max_dynamic_shared_memory(fn, object.dynamic_smem_bytes);
+  if (e != 0) {
+    cuda::unload_module(module);  // a retry loads it afresh; nothing half-prepared stays behind
+    return e;
+  }
   loaded.emplace(key, fn);
   *function = fn;
   return 0;

@@ -155,6 +155,7 @@ constexpr unsigned kDriverAbiVersion = 12000;
 
 using ModuleLoadData = CUresult (*)(CUmodule *, const void *);
 using ModuleGetFunction = CUresult (*)(CUfunction *, CUmodule, const char *);
+using ModuleUnload = CUresult (*)(CUmodule);
 using FuncSetAttribute = CUresult (*)(CUfunction, CUfunction_attribute, int);
 using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                   CUstream, void **, void **);
@@ -162,6 +163,7 @@ using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsi
 struct DriverApi {
   ModuleLoadData module_load_data = nullptr;
   ModuleGetFunction module_get_function = nullptr;
+  ModuleUnload module_unload = nullptr;
   FuncSetAttribute func_set_attribute = nullptr;
   LaunchKernel launch_kernel = nullptr;
   int error = cudaSuccess;  // what resolving them returned
@@ -184,6 +186,7 @@ const DriverApi &driver() {
     DriverApi d;
     if (d.error == cudaSuccess) d.error = resolve("cuModuleLoadData", &d.module_load_data);
     if (d.error == cudaSuccess) d.error = resolve("cuModuleGetFunction", &d.module_get_function);
+    if (d.error == cudaSuccess) d.error = resolve("cuModuleUnload", &d.module_unload);
     if (d.error == cudaSuccess) d.error = resolve("cuFuncSetAttribute", &d.func_set_attribute);
     if (d.error == cudaSuccess) d.error = resolve("cuLaunchKernel", &d.launch_kernel);
     return d;
@@ -207,6 +210,11 @@ int load_module(const void *image, void **module) {
   const CUresult r = d.module_load_data(&m, image);
   *module = m;
   return int(r);
+}
+
+void unload_module(void *module) {
+  const DriverApi &d = driver();
+  if (d.error == cudaSuccess && module != nullptr) d.module_unload(static_cast<CUmodule>(module));
 }
 
 int module_function(void *module, const char *entry, void **function) {

@@ -35,6 +35,8 @@ int current_device(int *device);
 // Loads a cubin into the primary context of the current device (made current first).
 int load_module(const void *image, void **module);
 int module_function(void *module, const char *entry, void **function);
+// Unloads a module whose kernel could not be prepared (loaded kernels otherwise stay for the process).
+void unload_module(void *module);
 // Raises the kernel's dynamic shared memory limit to `bytes` (needed above 48 KiB).
 int set_max_dynamic_shared_memory(void *function, int bytes);
 // Launches `function` with one parameter, the block at `params` (the kernel's parameter struct).
