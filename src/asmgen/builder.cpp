@@ -71,7 +71,7 @@ ZYFA_BINARY(max, Op::kMax)
 
 #define ZYFA_INTEGER_BINARY(name, op)                                                          \
   void Builder::name(Reg d, Operand a, Operand b) {                                            \
-    if (!is_integer(type(d)) && !(op == Op::kAnd || op == Op::kOr))                            \
+    if (!is_integer(type(d)) && !(op == Op::kAnd || op == Op::kOr || op == Op::kXor))                            \
       throw std::logic_error(#name ": integer destination expected");                          \
     expect_same_width(a, type(d), #name);                                                      \
     Instr &in = push(op, type(d));                                                             \
@@ -83,6 +83,7 @@ ZYFA_INTEGER_BINARY(shl, Op::kShl)
 ZYFA_INTEGER_BINARY(shr, Op::kShr)
 ZYFA_INTEGER_BINARY(and_, Op::kAnd)
 ZYFA_INTEGER_BINARY(or_, Op::kOr)
+ZYFA_INTEGER_BINARY(xor_, Op::kXor)
 #undef ZYFA_INTEGER_BINARY
 
 void Builder::mul_wide(Reg d, Operand a, Operand b) {
@@ -337,7 +338,10 @@ void Builder::read_special(Reg d, Special s) {
 }
 
 int Builder::new_label(const std::string &name) {
-  p_.labels.push_back(name);
+  // Stages that emit the same construct many times (waits, if-blocks) share a name: number those.
+  bool taken = false;
+  for (const std::string &l : p_.labels) taken = taken || l == name;
+  p_.labels.push_back(taken ? name + "_" + std::to_string(p_.labels.size()) : name);
   return int(p_.labels.size()) - 1;
 }
 
@@ -349,5 +353,123 @@ void Builder::place(int label) {
 void Builder::bra(int label) { push(Op::kBra, Type::kB32).label = label; }
 
 void Builder::exit() { push(Op::kExit, Type::kB32); }
+
+// ---- Hopper
+namespace {
+void check_barrier_threads(int threads) {
+  if (threads <= 0 || threads % 32 != 0) throw std::logic_error("named barrier: thread count must be a multiple of 32");
+}
+}  // namespace
+
+void Builder::bar_sync_count(Operand barrier, int threads) {
+  check_barrier_threads(threads);
+  expect_same_width(barrier, Type::kU32, "bar_sync_count id");
+  Instr &in = push(Op::kBarSync, Type::kB32);
+  in.src = {barrier};
+  in.offset = threads;
+}
+
+void Builder::bar_arrive(Operand barrier, int threads) {
+  check_barrier_threads(threads);
+  expect_same_width(barrier, Type::kU32, "bar_arrive id");
+  Instr &in = push(Op::kBarArrive, Type::kB32);
+  in.src = {barrier};
+  in.offset = threads;
+}
+
+void Builder::param_address(Reg d, int offset) {
+  expect(d, Type::kU64, "param_address");
+  Instr &in = push(Op::kParamAddress, Type::kU64);
+  in.dst = {d};
+  in.offset = offset;
+}
+
+void Builder::prefetch_tensormap(Reg generic_addr) {
+  expect(generic_addr, Type::kU64, "prefetch_tensormap");
+  push(Op::kPrefetchTensormap, Type::kU64).src = {generic_addr};
+}
+
+void Builder::setmaxnreg(bool grow, int registers) {
+  if (registers < 24 || registers > 256 || registers % 8 != 0)
+    throw std::logic_error("setmaxnreg: a multiple of 8 in [24, 256] expected");
+  Instr &in = push(Op::kSetmaxnreg, Type::kU32);
+  in.aux = registers;
+  in.transpose = grow;  // reused flag: .inc when set
+}
+
+void Builder::fence_proxy_async() { push(Op::kFenceProxyAsync, Type::kB32); }
+void Builder::fence_mbarrier_init() { push(Op::kFenceMbarrierInit, Type::kB32); }
+
+void Builder::mbar_init(Reg addr, int arrivals) {
+  expect(addr, Type::kU32, "mbar_init address");
+  Instr &in = push(Op::kMbarInit, Type::kB64);
+  in.src = {addr, imm(arrivals)};
+}
+
+void Builder::mbar_arrive(Reg addr) {
+  expect(addr, Type::kU32, "mbar_arrive address");
+  push(Op::kMbarArrive, Type::kB64).src = {addr};
+}
+
+void Builder::mbar_arrive_expect_tx(Reg addr, int bytes) {
+  expect(addr, Type::kU32, "mbar_arrive_expect_tx address");
+  Instr &in = push(Op::kMbarExpectTx, Type::kB64);
+  in.src = {addr, imm(bytes)};
+}
+
+void Builder::mbar_wait(Reg addr, Operand parity) {
+  expect(addr, Type::kU32, "mbar_wait address");
+  expect_same_width(parity, Type::kU32, "mbar_wait parity");
+  if (guard_.valid()) throw std::logic_error("mbar_wait: a spin loop cannot be predicated");
+  Instr &in = push(Op::kMbarWait, Type::kB64);
+  in.src = {addr, parity};
+  in.label = new_label("MBAR_WAIT");
+}
+
+void Builder::tma_load_4d(Reg smem_addr, Reg tensor_map, const std::array<Operand, 4> &coords, Reg mbar,
+                          Operand cache_hint) {
+  expect(smem_addr, Type::kU32, "tma_load_4d destination");
+  expect(tensor_map, Type::kU64, "tma_load_4d tensor map");
+  expect(mbar, Type::kU32, "tma_load_4d mbarrier");
+  for (const Operand &c : coords) expect_same_width(c, Type::kS32, "tma_load_4d coordinate");
+  expect_same_width(cache_hint, Type::kU64, "tma_load_4d cache hint");
+  Instr &in = push(Op::kTmaLoad4d, Type::kB32);
+  in.src = {smem_addr, tensor_map, coords[0], coords[1], coords[2], coords[3], mbar, cache_hint};
+}
+
+namespace {
+// The N of m64nNk32 from the accumulator count (N / 2 fp32 registers per thread); N a multiple of 8.
+int wgmma_n(size_t accumulators) {
+  if (accumulators == 0 || accumulators % 4 != 0 || accumulators > 128)
+    throw std::logic_error("wgmma: N / 2 accumulators expected, N a multiple of 8 up to 256");
+  return int(accumulators * 2);
+}
+}  // namespace
+
+void Builder::wgmma_e4m3(const std::vector<Reg> &d, Reg a_desc, Reg b_desc, Reg accumulate) {
+  for (Reg r : d) expect(r, Type::kF32, "wgmma accumulator");
+  expect(a_desc, Type::kU64, "wgmma A descriptor");
+  expect(b_desc, Type::kU64, "wgmma B descriptor");
+  expect(accumulate, Type::kPred, "wgmma scale-d");
+  Instr &in = push(Op::kWgmma, Type::kF32);
+  in.aux = wgmma_n(d.size());
+  in.dst = d;
+  in.src = {a_desc, b_desc, accumulate};
+}
+
+void Builder::wgmma_e4m3(const std::vector<Reg> &d, const std::array<Reg, 4> &a_regs, Reg b_desc, Reg accumulate) {
+  for (Reg r : d) expect(r, Type::kF32, "wgmma accumulator");
+  for (Reg r : a_regs) expect(r, Type::kB32, "wgmma A registers");
+  expect(b_desc, Type::kU64, "wgmma B descriptor");
+  expect(accumulate, Type::kPred, "wgmma scale-d");
+  Instr &in = push(Op::kWgmma, Type::kF32);
+  in.aux = wgmma_n(d.size());
+  in.dst = d;
+  in.src = {a_regs[0], a_regs[1], a_regs[2], a_regs[3], b_desc, accumulate};
+}
+
+void Builder::wgmma_fence() { push(Op::kWgmmaFence, Type::kB32); }
+void Builder::wgmma_commit() { push(Op::kWgmmaCommit, Type::kB32); }
+void Builder::wgmma_wait(int pending_groups) { push(Op::kWgmmaWait, Type::kB32).aux = pending_groups; }
 
 }  // namespace zyfa::asmgen

@@ -50,6 +50,7 @@ class Builder {
   void shr(Reg d, Operand a, Operand b);
   void and_(Reg d, Operand a, Operand b);
   void or_(Reg d, Operand a, Operand b);
+  void xor_(Reg d, Operand a, Operand b);
 
   // ---- fp32
   void mul(Reg d, Operand a, Operand b);  // mul.rn.f32
@@ -95,6 +96,34 @@ class Builder {
   // d = a * b + c, m16n8k16, f16 inputs (f16x2 registers), fp32 accumulators.
   void mma_f16(const std::array<Reg, 4> &d, const std::array<Reg, 4> &a, const std::array<Reg, 2> &b,
                const std::array<Reg, 4> &c);
+
+  // ---- Hopper: named barriers among some threads, register budgets, mbarriers, TMA and wgmma.
+  // (bar_sync above waits for the whole CTA; these name a thread count, a multiple of 32.)
+  void bar_sync_count(Operand barrier, int threads);
+  void bar_arrive(Operand barrier, int threads);
+  // d (u64) = the generic address of the kernel parameter block + offset (a tensor map lives there).
+  void param_address(Reg d, int offset);
+  void prefetch_tensormap(Reg generic_addr);
+  // setmaxnreg.inc (grow) or .dec: every warp of the warpgroup must run it.
+  void setmaxnreg(bool grow, int registers);
+  void fence_proxy_async();    // orders this thread's shared-memory writes before later async-proxy reads
+  void fence_mbarrier_init();  // makes mbarrier.init visible to the async proxy
+  void mbar_init(Reg addr, int arrivals);
+  void mbar_arrive(Reg addr);
+  void mbar_arrive_expect_tx(Reg addr, int bytes);
+  // Spins until the phase of `parity` has completed (try_wait in a loop). Not allowed under a Guard.
+  void mbar_wait(Reg addr, Operand parity);
+  // The box at (c0, c1, c2, c3) of a rank-4 tensor map to shared memory, completing bytes on `mbar`.
+  void tma_load_4d(Reg smem_addr, Reg tensor_map, const std::array<Operand, 4> &coords, Reg mbar,
+                   Operand cache_hint);
+  // d (+)= A B, m64nNk32, e4m3 x e4m3 -> f32. A from a shared-memory descriptor (a_desc) or from four
+  // registers of e4m3 quadruples (a_regs); B from a descriptor; both K-major. `accumulate` is a predicate:
+  // false overwrites d.
+  void wgmma_e4m3(const std::vector<Reg> &d, Reg a_desc, Reg b_desc, Reg accumulate);
+  void wgmma_e4m3(const std::vector<Reg> &d, const std::array<Reg, 4> &a_regs, Reg b_desc, Reg accumulate);
+  void wgmma_fence();
+  void wgmma_commit();
+  void wgmma_wait(int pending_groups);
 
   // ---- special registers and control flow
   void read_special(Reg d, Special s);

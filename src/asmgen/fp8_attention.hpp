@@ -15,6 +15,10 @@ std::string fp8_attention_entry(const Variant &v);
 // The whole kernel: persistent job loop, query tiles, key blocks (fp8_attention_schedule.cpp).
 Program build_fp8_attention(const Variant &v);
 
+// The same kernel on the Hopper schedule: a TMA producer warpgroup that also transposes V, two consumer
+// warpgroups in ping-pong on wgmma (fp8_wgmma_schedule.cpp).
+Program build_fp8_wgmma_attention(const Variant &v);
+
 }  // namespace zyfa::asmgen
 
 #endif  // ZYFA_ASMGEN_FP8_ATTENTION_HPP_

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "asmgen/fp8_attention_emitter.hpp"
+#include "asmgen/fp8_descale.hpp"
 
 namespace zyfa::asmgen::fp8 {
 
@@ -137,23 +138,6 @@ void head_address(Emitter &e, Reg addr, size_t base, size_t batch_stride, size_t
   b.add(addr, addr, off);
 }
 
-// The descale of (batch, kv head): a constant, or a float read from device memory.
-void descale(Emitter &e, Reg d, size_t field, Reg b64, Reg hk64) {
-  Builder &b = e.b;
-  using P = Fp8DescaleParam;
-  b.mov(d, e.param(Type::kF32, field + offsetof(P, value), "descale_value"));
-  const Reg ptr = e.param(Type::kU64, field + offsetof(P, ptr), "descale_ptr");
-  const Reg on_device = b.temp(Type::kPred, "descale_on_device");
-  b.setp(on_device, Cmp::kNe, Type::kU64, ptr, imm(0));
-  const Reg index = b.temp(Type::kS64, "descale_index");
-  b.mul_lo(index, b64, e.param(Type::kS64, field + offsetof(P, batch_stride), "descale_batch_stride"));
-  b.mad_lo(index, hk64, e.param(Type::kS64, field + offsetof(P, head_stride), "descale_head_stride"), index);
-  const Reg addr = b.temp(Type::kU64, "descale_addr");
-  b.mad_lo(addr, index, imm(int64_t(sizeof(float))), ptr);
-  auto g = b.when(on_device);
-  b.ld_global({d}, addr, 0, /*non_coherent=*/true);
-}
-
 }  // namespace
 
 void Emitter::tile_setup(Reg job_batch, Reg job_head, Reg job_tile) {
@@ -175,15 +159,7 @@ void Emitter::tile_setup(Reg job_batch, Reg job_head, Reg job_tile) {
   head_address(*this, k_head, offsetof(P, k), offsetof(P, k_batch_stride), offsetof(P, k_head_stride), b64, hk64);
   head_address(*this, v_head, offsetof(P, v), offsetof(P, v_batch_stride), offsetof(P, v_head_stride), b64, hk64);
 
-  // c = (softmax_scale * log2 e) * q_descale * k_descale, in numerics.h's order; 8c is exact.
-  const Reg qd = b.temp(Type::kF32, "q_descale");
-  const Reg kd = b.temp(Type::kF32, "k_descale");
-  descale(*this, qd, offsetof(P, q_descale), b64, hk64);
-  descale(*this, kd, offsetof(P, k_descale), b64, hk64);
-  descale(*this, v_descale, offsetof(P, v_descale), b64, hk64);
-  b.mul(c, param(Type::kF32, offsetof(P, score_scale), "score_scale"), qd);
-  b.mul(c, c, kd);
-  b.mul(c8, c, f32(float(nx::kE4m3CodesPerBinade)));
+  emit_score_constants(b, batch, kv_head, c, c8, v_descale);
 
   // Diagonal block: row i of the tile keeps key j iff j <= i and key0 + j < seqlen. With the thread's
   // keys at 8 tile + 2 quad_col + (0, 1), that is 8 tile + (0, 1) <= min(i, seqlen - row0 - 1) - 2 quad_col.

@@ -1,6 +1,7 @@
 // The parameter block of the emitted FP8 attention kernels: the contract between the emitter (which
 // reads each field at its offsetof) and the host launcher (src/host/fp8_asm_attention.cpp, which fills
-// it). Plain integers and floats only, so its layout is the same in both programs.
+// it). Plain integers and floats only (and the tensor maps as bytes), so its layout is the same in both
+// programs.
 #ifndef ZYFA_ASMGEN_FP8_KERNEL_PARAMS_H_
 #define ZYFA_ASMGEN_FP8_KERNEL_PARAMS_H_
 
@@ -18,7 +19,16 @@ struct Fp8DescaleParam {
   uint32_t unused;
 };
 
+// A CUtensorMap's bytes (the driver's opaque 128-byte, 128-aligned object), so that this header needs no
+// CUDA header; the host launcher static_asserts that the sizes agree.
+struct alignas(128) Fp8TensorMap {
+  uint64_t words[16];
+};
+
 struct Fp8AttentionParams {
+  // TMA maps of q, k (boxes of 64 bytes x 128 rows, 64-byte swizzle) and v (128 x 128, 128-byte
+  // swizzle) over (dim, seqlen, heads, batch): read by the wgmma schedule only. First, for their alignment.
+  Fp8TensorMap q_map, k_map, v_map;
   // Device addresses. q, k, v hold e4m3 codes; out bf16; lse float (or 0: not written); jobs zyfa::Job.
   uint64_t q, k, v, out, lse, jobs;
   // Element strides (batch, sequence, head) of each tensor; the last dimension is contiguous.

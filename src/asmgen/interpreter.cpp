@@ -342,6 +342,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           }
           case Op::kAnd: set(d, lane, a(0) & a(1)); break;
           case Op::kOr: set(d, lane, a(0) | a(1)); break;
+          case Op::kXor: set(d, lane, a(0) ^ a(1)); break;
           case Op::kFma:
             set(d, lane, of_f32(std::fma(fval(in.src[0], lane), fval(in.src[1], lane), fval(in.src[2], lane))));
             break;

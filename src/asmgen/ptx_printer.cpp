@@ -21,7 +21,7 @@ class Printer {
     out_ << "// Written by zyfa_asmgen (src/asmgen); do not edit.\n"
          << ".version " << kPtxVersion << "\n.target " << kTarget << "\n.address_size 64\n\n"
          << ".extern .shared .align 16 .b8 " << kSmemName << "[];\n\n"
-         << ".visible .entry " << p_.entry << "(\n  .param .align 8 .b8 " << kParamName << "["
+         << ".visible .entry " << p_.entry << "(\n  .param .align 128 .b8 " << kParamName << "["
          << p_.param_bytes << "]\n)\n.maxntid " << p_.threads << ", 1, 1\n.minnctapersm 1\n{\n";
     for (int r = 0; r < p_.regs.count(); ++r)
       out_ << "  .reg ." << type_name(p_.regs.type(Reg{r})) << " %" << p_.regs.name(Reg{r}) << ";\n";
@@ -109,6 +109,7 @@ class Printer {
       case Op::kShr: out_ << "shr." << t << " " << args(in); break;
       case Op::kAnd: out_ << "and." << bit_type(in.type) << " " << args(in); break;
       case Op::kOr: out_ << "or." << bit_type(in.type) << " " << args(in); break;
+      case Op::kXor: out_ << "xor." << bit_type(in.type) << " " << args(in); break;
       case Op::kMul: out_ << "mul.rn.f32 " << args(in); break;
       case Op::kFma: out_ << "fma.rn.f32 " << args(in); break;
       case Op::kEx2: out_ << "ex2.approx.ftz.f32 " << args(in); break;
@@ -170,7 +171,61 @@ class Printer {
       case Op::kShflBfly:
         out_ << "shfl.sync.bfly.b32 " << reg(in.dst[0]) << ", " << reg(in.src[0].reg) << ", " << in.aux << ", 31, 0xffffffff";
         break;
-      case Op::kBarSync: out_ << "bar.sync " << in.aux; break;
+      case Op::kBarSync:
+        // bar_sync: the CTA (aux); bar_sync_count: an id operand and a thread count.
+        if (in.offset) out_ << "bar.sync " << operand(in.src[0], Type::kU32) << ", " << in.offset;
+        else out_ << "bar.sync " << in.aux;
+        break;
+      case Op::kBarArrive: out_ << "bar.arrive " << operand(in.src[0], Type::kU32) << ", " << in.offset; break;
+      case Op::kParamAddress:
+        out_ << "mov.b64 " << reg(in.dst[0]) << ", " << kParamName << ";\n  add.s64 " << reg(in.dst[0]) << ", "
+             << reg(in.dst[0]) << ", " << in.offset << ";\n  cvta.param.u64 " << reg(in.dst[0]) << ", "
+             << reg(in.dst[0]);
+        break;
+      case Op::kPrefetchTensormap: out_ << "prefetch.tensormap [" << reg(in.src[0].reg) << "]"; break;
+      case Op::kSetmaxnreg:
+        out_ << "setmaxnreg." << (in.transpose ? "inc" : "dec") << ".sync.aligned.u32 " << in.aux;
+        break;
+      case Op::kFenceProxyAsync: out_ << "fence.proxy.async.shared::cta"; break;
+      case Op::kFenceMbarrierInit: out_ << "fence.mbarrier_init.release.cluster"; break;
+      case Op::kMbarInit:
+        out_ << "mbarrier.init.shared::cta.b64 [" << reg(in.src[0].reg) << "], " << operand(in.src[1], Type::kU32);
+        break;
+      case Op::kMbarArrive: out_ << "mbarrier.arrive.shared::cta.b64 _, [" << reg(in.src[0].reg) << "]"; break;
+      case Op::kMbarExpectTx:
+        out_ << "mbarrier.arrive.expect_tx.shared::cta.b64 _, [" << reg(in.src[0].reg) << "], "
+             << operand(in.src[1], Type::kU32);
+        break;
+      case Op::kMbarWait: {
+        // A scoped block: its predicate and label are local, so the loop can be written many times.
+        const std::string label = p_.labels[size_t(in.label)];
+        out_ << "{\n  .reg .pred %mbar_done;\n" << label << ":\n  mbarrier.try_wait.parity.shared::cta.b64 %mbar_done, ["
+             << reg(in.src[0].reg) << "], " << operand(in.src[1], Type::kU32) << ";\n  @!%mbar_done bra " << label
+             << ";\n  }";
+        break;
+      }
+      case Op::kTmaLoad4d:
+        out_ << "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint ["
+             << reg(in.src[0].reg) << "], [" << reg(in.src[1].reg) << ", {" << operand(in.src[2], Type::kS32) << ", "
+             << operand(in.src[3], Type::kS32) << ", " << operand(in.src[4], Type::kS32) << ", "
+             << operand(in.src[5], Type::kS32) << "}], [" << reg(in.src[6].reg) << "], "
+             << operand(in.src[7], Type::kU64);
+        break;
+      case Op::kWgmma: {
+        const bool a_in_registers = in.src.size() == 6;
+        out_ << "wgmma.mma_async.sync.aligned.m64n" << in.aux << "k32.f32.e4m3.e4m3 " << list(in.dst) << ", ";
+        if (a_in_registers) {
+          out_ << "{" << reg(in.src[0].reg) << ", " << reg(in.src[1].reg) << ", " << reg(in.src[2].reg) << ", "
+               << reg(in.src[3].reg) << "}, " << reg(in.src[4].reg) << ", " << reg(in.src[5].reg);
+        } else {
+          out_ << reg(in.src[0].reg) << ", " << reg(in.src[1].reg) << ", " << reg(in.src[2].reg);
+        }
+        out_ << ", 1, 1";
+        break;
+      }
+      case Op::kWgmmaFence: out_ << "wgmma.fence.sync.aligned"; break;
+      case Op::kWgmmaCommit: out_ << "wgmma.commit_group.sync.aligned"; break;
+      case Op::kWgmmaWait: out_ << "wgmma.wait_group.sync.aligned " << in.aux; break;
       case Op::kMmaF16: {
         std::vector<Reg> a, b, c;
         for (size_t i = 0; i < 4; ++i) a.push_back(in.src[i].reg);
@@ -187,7 +242,7 @@ class Printer {
       case Op::kExit: out_ << "exit"; break;
       case Op::kLabel: break;
     }
-    out_ << ";\n";
+    out_ << (in.op == Op::kMbarWait ? "\n" : ";\n");  // a scoped block ends in its brace
   }
 
   const Program &p_;

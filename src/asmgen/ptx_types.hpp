@@ -16,7 +16,7 @@ bool is_signed(Type t);
 
 enum class Op : uint8_t {
   // data movement and integer arithmetic
-  kMov, kAdd, kSub, kMulLo, kMulWide, kMad, kDiv, kMin, kMax, kShl, kShr, kAnd, kOr,
+  kMov, kAdd, kSub, kMulLo, kMulWide, kMad, kDiv, kMin, kMax, kShl, kShr, kAnd, kOr, kXor,
   // fp32 arithmetic (every rounding explicit, so ptxas never contracts a mul and an add)
   kFma, kMul, kEx2, kLg2,
   // conversions and byte work
@@ -27,7 +27,10 @@ enum class Op : uint8_t {
   kLdParam, kLdGlobal, kStGlobal, kLdShared, kStShared, kLdmatrixX4, kCpAsync, kCpAsyncCommit,
   kCpAsyncWait,
   // warp and CTA collectives
-  kShflBfly, kBarSync, kMmaF16,
+  kShflBfly, kBarSync, kBarArrive, kMmaF16,
+  // Hopper's asynchronous machinery (the wgmma kernels; the CPU interpreter does not model these)
+  kParamAddress, kPrefetchTensormap, kSetmaxnreg, kFenceProxyAsync, kFenceMbarrierInit, kMbarInit, kMbarArrive,
+  kMbarExpectTx, kMbarWait, kTmaLoad4d, kWgmma, kWgmmaFence, kWgmmaCommit, kWgmmaWait,
   // special registers and control flow
   kReadSpecial, kLabel, kBra, kExit,
 };

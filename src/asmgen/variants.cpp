@@ -6,11 +6,15 @@ namespace zyfa::asmgen {
 
 const std::vector<Variant> &variants() {
   static const std::vector<Variant> table = {
-      {"fp8_d128", 128, 128, numerics::uses_lean_p(128)},
-      {"fp8_d192", 192, 128, numerics::uses_lean_p(192)},
+      {"fp8_d128", 128, 128, numerics::uses_lean_p(128), Schedule::kMmaSync},
+      {"fp8_d192", 192, 128, numerics::uses_lean_p(192), Schedule::kMmaSync},
+      {"fp8_wgmma_d128", 128, 128, numerics::uses_lean_p(128), Schedule::kWgmma},
+      {"fp8_wgmma_d192", 192, 128, numerics::uses_lean_p(192), Schedule::kWgmma},
   };
   return table;
 }
+
+const char *schedule_name(Schedule s) { return s == Schedule::kWgmma ? "wgmma" : "mma_sync"; }
 
 const Variant *find_variant(const std::string &name) {
   for (const Variant &v : variants())

@@ -7,11 +7,17 @@
 
 namespace zyfa::asmgen {
 
+// How a variant runs its key loop: kMmaSync, 8 warps on mma.sync with cp.async staging (any strides);
+// kWgmma, a TMA producer warpgroup and two consumer warpgroups on wgmma (TMA-mappable tensors).
+enum class Schedule { kMmaSync, kWgmma };
+const char *schedule_name(Schedule s);
+
 struct Variant {
   std::string name;  // file stem and suffix of the entry name
   int d_qk = 128;
   int d_v = 128;
   bool lean_p = true;  // P codes from one FFMA (d = 128) or exact exp2 + cvt (d_qk = 192)
+  Schedule schedule = Schedule::kMmaSync;
 };
 
 const std::vector<Variant> &variants();

@@ -8,9 +8,10 @@
 
 namespace zyfa {
 
-const CodeObject *find_fp8_code_object(int d_qk, int d_v) {
+const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool wgmma) {
   for (int i = 0; i < kCodeObjectCount; ++i)
-    if (kCodeObjects[i].d_qk == d_qk && kCodeObjects[i].d_v == d_v) return &kCodeObjects[i];
+    if (kCodeObjects[i].d_qk == d_qk && kCodeObjects[i].d_v == d_v && kCodeObjects[i].wgmma == wgmma)
+      return &kCodeObjects[i];
   return nullptr;
 }
 

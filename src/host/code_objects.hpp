@@ -14,6 +14,7 @@ struct CodeObject {
   int dynamic_smem_bytes;  // what each launch asks for
   int d_qk, d_v;
   bool lean_p;             // P codes from one FFMA (true) or exact exp2 + conversion
+  bool wgmma;              // the TMA + wgmma schedule (true) or the mma.sync one
   const unsigned char *image;
   size_t image_bytes;
 };
@@ -22,8 +23,8 @@ struct CodeObject {
 extern const CodeObject kCodeObjects[];
 extern const int kCodeObjectCount;
 
-// The FP8 attention kernel for (d_qk, d_v), or nullptr if none was built.
-const CodeObject *find_fp8_code_object(int d_qk, int d_v);
+// The FP8 attention kernel for (d_qk, d_v) of the given schedule, or nullptr if none was built.
+const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool wgmma);
 
 // The kernel of `object` on the current device, loaded on first use (once per device and object;
 // thread-safe), its dynamic shared memory limit set. Returns a cudaError_t value; *function is a CUfunction.

@@ -5,6 +5,7 @@
 
 #include "host/code_objects.hpp"
 #include "host/cuda_api.hpp"
+#include "kernels/hopper/tensor_map.cuh"
 #include "kernels/numerics.h"
 
 namespace zyfa::kernels {
@@ -30,13 +31,51 @@ asmgen::Fp8DescaleParam descale(const Descale &d) {
   return p;
 }
 
+static_assert(sizeof(CUtensorMap) == sizeof(asmgen::Fp8TensorMap) &&
+                  alignof(CUtensorMap) <= alignof(asmgen::Fp8TensorMap),
+              "the parameter block holds CUtensorMaps as bytes");
+
+// The fields of the parameter block that both schedules read, within the kernels' limits: row indices
+// are int32 in the kernel, and rows up to the end of the last tile are formed.
+bool within_kernel_limits(const Problem &p) {
+  constexpr int64_t kMaxSeqlen = std::numeric_limits<int32_t>::max() - 2 * numerics::kQueryTile;
+  return p.fp8() && p.seqlen <= kMaxSeqlen && p.nheads <= std::numeric_limits<int32_t>::max();
+}
+
+const CodeObject *code_object(const Problem &p, bool wgmma) {
+  return find_fp8_code_object(int(p.d_qk), int(p.d_v), wgmma);
+}
+
+int prepare(const Problem &problem, bool wgmma) {
+  void *function = nullptr;
+  return code_object_function(*code_object(problem, wgmma), &function);
+}
+
+int launch(const CodeObject &object, const asmgen::Fp8AttentionParams &params, const Schedule &schedule,
+           void *stream) {
+  if (schedule.jobs == nullptr || schedule.n_jobs < 1 || schedule.grid < 1) return kInvalidValue;
+  void *function = nullptr;
+  if (const int e = code_object_function(object, &function)) return e;
+  asmgen::Fp8AttentionParams copy = params;
+  return cuda::launch_function(function, schedule.grid, object.threads, object.dynamic_smem_bytes, stream, &copy);
+}
+
+// Q and K in boxes of 64 bytes x 128 rows (64-byte swizzle), V in 128 x 128 (128-byte swizzle): the
+// wgmma schedule's shared layout (src/asmgen/fp8_wgmma_emitter.hpp).
+constexpr uint32_t kQkBoxBytes = 64, kVBoxBytes = 128, kBoxRows = 128;
+
 }  // namespace
 
 bool fp8_asm_attention_supports(const Problem &p) {
-  // Row indices are int32 in the kernel, and rows up to the end of the last tile are formed.
-  constexpr int64_t kMaxSeqlen = std::numeric_limits<int32_t>::max() - 2 * numerics::kQueryTile;
-  return p.fp8() && p.seqlen <= kMaxSeqlen && p.nheads <= std::numeric_limits<int32_t>::max() &&
-         find_fp8_code_object(int(p.d_qk), int(p.d_v)) != nullptr;
+  return within_kernel_limits(p) && code_object(p, /*wgmma=*/false) != nullptr;
+}
+
+bool fp8_wgmma_attention_supports(const Problem &p) {
+  constexpr int64_t kByte = 1;
+  return within_kernel_limits(p) && code_object(p, /*wgmma=*/true) != nullptr &&
+         hopper::tma_can_map(p.q, p.batch, p.seqlen, p.nheads, p.d_qk, kByte) &&
+         hopper::tma_can_map(p.k, p.batch, p.seqlen, p.nheads_k, p.d_qk, kByte) &&
+         hopper::tma_can_map(p.v, p.batch, p.seqlen, p.nheads_k, p.d_v, kByte);
 }
 
 int fp8_asm_attention_ctas_per_sm() { return 1; }
@@ -66,18 +105,35 @@ asmgen::Fp8AttentionParams fp8_attention_params(const Problem &p, const Schedule
 
 int prepare_fp8_asm_attention(const Problem &problem) {
   if (!fp8_asm_attention_supports(problem)) return kInvalidValue;
-  void *function = nullptr;
-  return code_object_function(*find_fp8_code_object(int(problem.d_qk), int(problem.d_v)), &function);
+  return prepare(problem, /*wgmma=*/false);
 }
 
 int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, void *stream) {
-  if (schedule.jobs == nullptr || schedule.n_jobs < 1 || schedule.grid < 1) return kInvalidValue;
   if (!fp8_asm_attention_supports(problem)) return kInvalidValue;
-  const CodeObject &object = *find_fp8_code_object(int(problem.d_qk), int(problem.d_v));
-  void *function = nullptr;
-  if (const int e = code_object_function(object, &function)) return e;
+  return launch(*code_object(problem, false), fp8_attention_params(problem, schedule), schedule, stream);
+}
+
+int prepare_fp8_wgmma_attention(const Problem &problem) {
+  if (!fp8_wgmma_attention_supports(problem)) return kInvalidValue;
+  return prepare(problem, /*wgmma=*/true);
+}
+
+int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule, void *stream) {
+  if (!fp8_wgmma_attention_supports(problem)) return kInvalidValue;
   asmgen::Fp8AttentionParams params = fp8_attention_params(problem, schedule);
-  return cuda::launch_function(function, schedule.grid, object.threads, object.dynamic_smem_bytes, stream, &params);
+  const Problem &p = problem;
+  auto map = [](asmgen::Fp8TensorMap &m) { return reinterpret_cast<CUtensorMap *>(&m); };
+  constexpr int64_t kByte = 1;
+  if (const int e = hopper::encode_head_map(map(params.q_map), p.q, p.batch, p.seqlen, p.nheads, p.d_qk, kByte,
+                                            kQkBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_64B))
+    return e;
+  if (const int e = hopper::encode_head_map(map(params.k_map), p.k, p.batch, p.seqlen, p.nheads_k, p.d_qk, kByte,
+                                            kQkBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_64B))
+    return e;
+  if (const int e = hopper::encode_head_map(map(params.v_map), p.v, p.batch, p.seqlen, p.nheads_k, p.d_v, kByte,
+                                            kVBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_128B))
+    return e;
+  return launch(*code_object(problem, true), params, schedule, stream);
 }
 
 }  // namespace zyfa::kernels

@@ -19,6 +19,12 @@ int prepare_fp8_asm_attention(const Problem &problem);
 // Returns a cudaError_t value (0 = success); never synchronizes.
 int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, void *stream);
 
+// The Hopper schedule of the same kernels (TMA, wgmma): the same contract where the tensors fit TMA
+// (16-byte aligned rows and strides), and the mma.sync one takes the rest.
+bool fp8_wgmma_attention_supports(const Problem &problem);
+int prepare_fp8_wgmma_attention(const Problem &problem);
+int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule, void *stream);
+
 // The kernels' parameter block for a problem and a schedule (addresses as the problem holds them: device
 // memory for a launch, host memory for the emitter's CPU interpreter in the host tests).
 asmgen::Fp8AttentionParams fp8_attention_params(const Problem &problem, const Schedule &schedule);

@@ -44,6 +44,16 @@ constexpr double kMaxBackendRatio = 0.2;
 // The floor of that error: rows with one key are all but exact on both, and still differ by the order in
 // which a score's d products are added (measured 1.4-1.8e-7 relative in the LSE on this device).
 constexpr double kSumOrderNoise = 1e-5;
+// The wgmma schedule computes S = Q K^T on the FP8 tensor cores, whose sums keep about 14 bits (DeepSeek-V3
+// reports the same for FP8 GEMMs): S is off the exact fp32 sum by about 1e-4 relative (measured on the
+// H200 as 1.2-1.5e-4 in the LSE of one-key rows at d_qk = 192, where the CPU backend is within 2e-7).
+// That moves a P code across a rounding boundary now and then, so the GPU and the CPU backend differ by
+// 0.1-0.7x their error against fp64 (peaked, structured rows the most), while the GPU's own error stays
+// that of the CPU backend. What the wgmma schedule is held to, instead of the 0.2x distance:
+constexpr double kMaxErrorOverCpuWgmma = 1.10;   // out and LSE error against fp64, over the CPU backend's
+constexpr double kMaxDistanceWgmma = 0.80;       // GPU - CPU distance over the CPU backend's error
+constexpr double kWgmmaScoreNoise = 5e-4;        // relative: the floor of LSE distances (one-key rows)
+constexpr double kMaxLseDistanceWgmma = 2.0;     // LSE distance over max(CPU backend's LSE error, noise)
 constexpr int kRepeats = 20;
 constexpr int kSmallGrid = 3;
 // V all ones: each output is 1 up to bf16 rounding (half an ulp below 1 is 2^-9, above 2^-8).
@@ -56,6 +66,7 @@ struct Fp8Case {
   AttentionShape shape;
   ActivationKind inputs = ActivationKind::kGaussian;
   DescaleForm descale = DescaleForm::kHostFloat;
+  bool wgmma = true;  // the Hopper schedule (TMA + wgmma), or the mma.sync one
 };
 
 Fp8Case fp8_case(int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads, int64_t nheads_k, Layout layout,
@@ -101,7 +112,9 @@ class Fp8AsmRun {
     }
     if (validate_attention(&desc, PointerCheck::kRequired, &problem_) != ZYFA_STATUS_SUCCESS)
       return std::string("validate_attention: ") + last_error();
-    if (!kernels::fp8_asm_attention_supports(problem_)) return "the asmgen kernel does not support this problem";
+    const bool supported = c_.wgmma ? kernels::fp8_wgmma_attention_supports(problem_)
+                                    : kernels::fp8_asm_attention_supports(problem_);
+    if (!supported) return "the asmgen kernel does not support this problem";
     std::vector<Job> jobs;
     if (build_job_table(problem_.batch, problem_.nheads, problem_.nheads_k, problem_.seqlen, &jobs) != ZYFA_STATUS_SUCCESS)
       return std::string("build_job_table: ") + last_error();
@@ -119,8 +132,11 @@ class Fp8AsmRun {
   }
   // One launch, waited for, outputs back into host().
   std::string run(int grid = 0) {
-    std::string m = cuda_message("launch_fp8_asm_attention",
-                                 kernels::launch_fp8_asm_attention(problem_, schedule(grid), nullptr));
+    const kernels::Schedule sched = schedule(grid);
+    std::string m = c_.wgmma ? cuda_message("launch_fp8_wgmma_attention",
+                                            kernels::launch_fp8_wgmma_attention(problem_, sched, nullptr))
+                             : cuda_message("launch_fp8_asm_attention",
+                                            kernels::launch_fp8_asm_attention(problem_, sched, nullptr));
     if (m.empty()) m = cuda_message("cudaDeviceSynchronize after the kernel", cudaDeviceSynchronize());
     return m.empty() ? dev_->download_outputs() : m;
   }
@@ -144,7 +160,8 @@ double backend_ratio(const ErrorStats &diff, const ErrorStats &cpu_vs_exact) {
 std::string case_name(const ::testing::TestParamInfo<Fp8Case> &info) {
   const DescaleForm f = info.param.descale;
   return info.param.shape.name() + "_" + activation_kind_name(info.param.inputs) +
-         (f == DescaleForm::kHostFloat ? "_hostdescale" : f == DescaleForm::kDeviceScalar ? "_devdescale" : "");
+         (f == DescaleForm::kHostFloat ? "_hostdescale" : f == DescaleForm::kDeviceScalar ? "_devdescale" : "") +
+         (info.param.wgmma ? "_wgmma" : "_mmasync");
 }
 
 class Fp8AsmTest : public ::testing::TestWithParam<Fp8Case> {
@@ -182,19 +199,25 @@ TEST_P(Fp8AsmAccuracy, MatchesFp64AndCpuBackend) {
   const ErrorStats out_diff = compare_to_reference(h.out_values(), cpu_out);
   const double out_ratio = backend_ratio(out_diff, cpu_err);
   EXPECT_TRUE(within_rel_rms(out_err, lean_p(sh) ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
-  EXPECT_LE(out_ratio, kMaxBackendRatio) << "GPU vs CPU backend: " << out_diff.describe()
-                                         << "; CPU backend vs fp64: " << cpu_err.describe();
+  const double max_ratio = c.wgmma ? kMaxDistanceWgmma : kMaxBackendRatio;
+  EXPECT_LE(out_ratio, max_ratio) << "GPU vs CPU backend: " << out_diff.describe()
+                                  << "; CPU backend vs fp64: " << cpu_err.describe();
+  if (c.wgmma) {
+    EXPECT_LE(out_err.rel_rms, kMaxErrorOverCpuWgmma * std::max(cpu_err.rel_rms, kSumOrderNoise))
+        << "the GPU must be as accurate as the CPU backend's numerics";
+  }
   double lse_ratio = 0;
   ErrorStats lse_err;
   if (sh.with_lse) {
     lse_err = compare_to_reference(h.lse_values(), exact.lse);
     const ErrorStats lse_diff = compare_to_reference(h.lse_values(), cpu_lse);
     const ErrorStats cpu_lse_err = compare_to_reference(cpu_lse, exact.lse);
-    lse_ratio = backend_ratio(lse_diff, cpu_lse_err);
+    lse_ratio = c.wgmma ? lse_diff.rel_rms / std::max(cpu_lse_err.rel_rms, kWgmmaScoreNoise)
+                        : backend_ratio(lse_diff, cpu_lse_err);
     EXPECT_EQ(lse_err.nonfinite, 0);
     EXPECT_LE(lse_err.max_abs, lean_p(sh) ? kMaxLseAbsLeanP : kMaxLseAbsExactP) << lse_err.describe();
-    EXPECT_LE(lse_ratio, kMaxBackendRatio) << "GPU vs CPU backend LSE: " << lse_diff.describe()
-                                           << "; CPU backend vs fp64: " << cpu_lse_err.describe();
+    EXPECT_LE(lse_ratio, c.wgmma ? kMaxLseDistanceWgmma : kMaxBackendRatio)
+        << "GPU vs CPU backend LSE: " << lse_diff.describe() << "; CPU backend vs fp64: " << cpu_lse_err.describe();
   }
   std::printf("[fp8 asm] %-62s out rel_rms %.3e (cpu %.3e)  gpu-cpu/cpu-fp64 %.3f  lse max_abs %.2e  lse ratio "
               "%.3f  seed %llu\n",
@@ -216,6 +239,13 @@ std::vector<Fp8Case> accuracy_cases() {
     cases.push_back(fp8_case(d, 1, 1000, 8, 2, Layout::kBSHD, D::kDeviceScalar, A::kStructured));
     cases.push_back(fp8_case(d, 1, 4097, 4, 1, Layout::kBHSD, D::kDeviceScalar));             // MQA, odd tail
     cases.push_back(fp8_case(d, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured));
+  }
+  // The mma.sync schedule (what tensors TMA cannot map take): a few of the same cases.
+  const size_t wgmma_cases = cases.size();
+  for (size_t i = 0; i < wgmma_cases; i += 3) {
+    Fp8Case c = cases[i];
+    c.wgmma = false;
+    cases.push_back(c);
   }
   return cases;
 }

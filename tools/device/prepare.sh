@@ -12,5 +12,7 @@ grep -qxF "/.carry/" .git/info/exclude 2>/dev/null || echo "/.carry/" >> .git/in
 rm -rf .carry && mkdir -p .carry
 cp "$build/test/zyfa_gpu_tests" "$build/tools/zyfa" .carry/
 cp -L "$build/libzyfa.so" .carry/libzyfa.so
+# The emitted FP8 kernels (PTX, cubins, manifest) for the SASS check on the device, which has cuobjdump.
+mkdir -p .carry/asmgen && cp "$build"/src/asmgen/kernels/{manifest.txt,*.cubin,*.ptxas.txt} .carry/asmgen/
 echo "$(git rev-parse HEAD)$(git diff --quiet HEAD -- src include test tools || echo '+dirty')" > .carry/COMMIT
 du -sh .carry

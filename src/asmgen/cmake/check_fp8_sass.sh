@@ -18,7 +18,7 @@ dir=$(dirname "$manifest")
 # Exponentials a lean-P key loop may still take: alpha of the lazy rescale, one per row of the thread.
 readonly kLeanExpPerBlock=2
 status=0
-while read -r name entry threads smem d_qk d_v lean_p; do
+while read -r name entry threads smem d_qk d_v lean_p schedule; do
   sass=$("$cuobjdump" -sass "$dir/$name.cubin")
   local_mem=$(grep -cE '\b(LDL|STL)(\.|\s)' <<<"$sass" || true)
   # The key loop: the shortest region [target, branch] of a backward branch that holds a matrix instruction.

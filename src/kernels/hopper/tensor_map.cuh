@@ -26,9 +26,10 @@ inline bool tma_stride_ok(int64_t extent, int64_t stride_bytes) {
   return stride_bytes > 0 && stride_bytes % kTmaStrideAlignBytes == 0 && stride_bytes < kTmaMaxStrideBytes;
 }
 
-// Whether a bf16 operand of shape (batch, seqlen, heads, dim) with these strides fits a tensor map.
-inline bool tma_can_map(const TensorRef &t, int64_t batch, int64_t seqlen, int64_t heads, int64_t dim) {
-  constexpr int64_t kElemBytes = 2;
+// Whether an operand of shape (batch, seqlen, heads, dim) with these strides (elements of kElemBytes)
+// fits a tensor map.
+inline bool tma_can_map(const TensorRef &t, int64_t batch, int64_t seqlen, int64_t heads, int64_t dim,
+                        int64_t kElemBytes = 2) {
   const auto address = reinterpret_cast<uintptr_t>(t.ptr);
   return address % kTmaStrideAlignBytes == 0 && batch <= kTmaMaxCoordinate && seqlen <= kTmaMaxCoordinate &&
          heads <= kTmaMaxCoordinate && dim <= kTmaMaxCoordinate &&
@@ -52,16 +53,17 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return encoder;
 }
 
-// A rank-4 map (dim, seqlen, heads, batch) over bf16 with boxes of `box_cols` x `box_rows` x 1 x 1, stored
-// 128-byte swizzled (box_cols * 2 must be 128). Rows past seqlen read as zeros. Returns a cudaError_t value.
-inline int encode_bf16_head_map(CUtensorMap *map, const TensorRef &t, int64_t batch, int64_t seqlen,
-                                int64_t heads, int64_t dim, uint32_t box_cols, uint32_t box_rows) {
-  constexpr int64_t kElemBytes = 2;
+// A rank-4 map (dim, seqlen, heads, batch) over bf16 (elem_bytes 2) or bytes (1: e4m3 codes) with boxes
+// of `box_cols` x `box_rows` x 1 x 1, stored with `swizzle` (box_cols * elem_bytes must be its span). Rows
+// past seqlen read as zeros. Returns a cudaError_t value.
+inline int encode_head_map(CUtensorMap *map, const TensorRef &t, int64_t batch, int64_t seqlen, int64_t heads,
+                           int64_t dim, int64_t elem_bytes, uint32_t box_cols, uint32_t box_rows,
+                           CUtensorMapSwizzle swizzle) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (encode == nullptr) return cudaErrorNotSupported;
   // A dimension of extent 1 is never stepped; any legal stride stands in for one the caller left at 0.
-  const auto stride_or_placeholder = [](int64_t extent, int64_t stride_elems) {
-    return cuuint64_t(extent > 1 ? stride_elems * kElemBytes : kTmaStrideAlignBytes);
+  const auto stride_or_placeholder = [elem_bytes](int64_t extent, int64_t stride_elems) {
+    return cuuint64_t(extent > 1 ? stride_elems * elem_bytes : kTmaStrideAlignBytes);
   };
   const cuuint64_t dims[4] = {cuuint64_t(dim), cuuint64_t(seqlen), cuuint64_t(heads), cuuint64_t(batch)};
   const cuuint64_t strides[3] = {stride_or_placeholder(seqlen, t.seq_stride),
@@ -69,10 +71,17 @@ inline int encode_bf16_head_map(CUtensorMap *map, const TensorRef &t, int64_t ba
                                  stride_or_placeholder(batch, t.batch_stride)};
   const cuuint32_t box[4] = {box_cols, box_rows, 1, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
-  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<void *>(t.ptr), dims, strides,
-                            box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUtensorMapDataType type = elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  const CUresult r = encode(map, type, 4, const_cast<void *>(t.ptr), dims, strides, box, element_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// bf16 with 128-byte swizzle (box_cols * 2 = 128): the BF16 kernel's operands.
+inline int encode_bf16_head_map(CUtensorMap *map, const TensorRef &t, int64_t batch, int64_t seqlen,
+                                int64_t heads, int64_t dim, uint32_t box_cols, uint32_t box_rows) {
+  return encode_head_map(map, t, batch, seqlen, heads, dim, 2, box_cols, box_rows, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 }  // namespace zyfa::hopper

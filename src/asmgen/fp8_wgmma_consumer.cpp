@@ -1,0 +1,463 @@
+// A consumer warpgroup: 64 query rows of the tile, the two products on wgmma, and numerics.h's softmax
+// recurrence for the thread's two rows (quad_row and quad_row + 8 of its warp's 16).
+//
+// Accumulator fragments (PTX ISA, wgmma m64nN f32): register 4 i + 2 h + e holds row (h ? g + 8 : g),
+// column 8 i + 2 t + e, for g = lane / 4 and t = lane % 4. So S's register 4 i + 2 h + e is the score of
+// key 8 i + 2 t + e; the P V accumulator's registers 64 .. 67 are its row-sum columns.
+#include <cmath>
+
+#include "asmgen/fp8_descale.hpp"
+#include "asmgen/fp8_wgmma_emitter.hpp"
+
+namespace zyfa::asmgen::fp8w {
+namespace {
+
+constexpr int reg_of(int chunk, int half, int e) { return 4 * chunk + 2 * half + e; }
+// Named barrier ids 1 and 2 (0 is the CTA's): barrier 1 + w opens consumer w's turn at the tensor cores.
+constexpr int kFirstTurnBarrier = 1;
+constexpr int kTurnThreads = kConsumers * kWarpgroupThreads;
+// A K-major swizzled operand ignores the leading byte offset; one unit goes there, as CUTLASS writes it.
+constexpr uint64_t kUnusedLeading = 1;
+constexpr uint64_t kDescUnit = 16;
+// prmt selectors: {a.byte0, b.byte0, -, -} and {x.bytes 0-1, y.bytes 0-1}.
+constexpr int kLowBytesOfTwo = 0x0040;
+constexpr int kLowHalves = 0x5410;
+constexpr float kMagic = nx::kRoundMagic;
+
+}  // namespace
+
+void WgmmaEmitter::consumer_setup() {
+  consumer = b.reg(Type::kS32, "consumer");
+  b.sub(consumer, warpgroup, imm(1));
+  turn_mine = b.reg(Type::kU32, "turn_mine");
+  turn_other = b.reg(Type::kU32, "turn_other");
+  b.add(turn_mine, consumer, imm(kFirstTurnBarrier));
+  b.sub(turn_other, imm(kFirstTurnBarrier + 1), consumer);
+  quad_row = b.reg(Type::kS32, "quad_row");
+  quad_col = b.reg(Type::kS32, "quad_col");
+  b.shr(quad_row, lane, imm(2));
+  b.and_(quad_col, lane, imm(3));
+  for (int h = 0; h < 2; ++h) {
+    tile_row[size_t(h)] = b.reg(Type::kS32, indexed("tile_row", h));
+    b.mad_lo(tile_row[size_t(h)], consumer, imm(kRowsPerConsumer), quad_row);
+    b.mad_lo(tile_row[size_t(h)], warp, imm(16), tile_row[size_t(h)]);
+    if (h) b.add(tile_row[size_t(h)], tile_row[size_t(h)], imm(8));
+  }
+
+  // Shared-memory matrix descriptors: start address / 16 in bits 0-13, the unused leading offset, the
+  // stride between 8-row groups (bits 32-45, in 16-byte units) and the swizzle mode (bits 62-63).
+  auto descriptor = [&](Reg d, Reg addr, uint64_t group_stride, uint64_t swizzle) {
+    const Reg a64 = b.temp(Type::kU64, "desc_addr");
+    b.cvt(a64, addr, Type::kU32, Round::kNone);
+    b.shr(a64, a64, imm(4));
+    b.and_(a64, a64, imm(0x3FFF));
+    const uint64_t fixed = (swizzle << 62) | ((group_stride / kDescUnit) << 32) | (kUnusedLeading << 16);
+    b.or_(d, a64, imm(int64_t(fixed)));
+  };
+  q_desc = b.reg(Type::kU64, "q_desc");
+  k_desc = b.reg(Type::kU64, "k_desc");
+  vt_desc = b.reg(Type::kU64, "vt_desc");
+  const Reg q_addr = b.temp(Type::kU32, "q_addr");
+  b.mad_lo(q_addr, consumer, imm(kRowsPerConsumer * kQkBlockBytes), smem);
+  b.add(q_addr, q_addr, imm(layout.q));
+  descriptor(q_desc, q_addr, kSwizzleGroupRows * kQkBlockBytes, kDescSwizzle64);
+  const Reg k_addr = b.temp(Type::kU32, "k_addr");
+  b.add(k_addr, smem, imm(layout.k));
+  descriptor(k_desc, k_addr, kSwizzleGroupRows * kQkBlockBytes, kDescSwizzle64);
+  const Reg vt_addr = b.temp(Type::kU32, "vt_addr");
+  b.add(vt_addr, smem, imm(layout.vt));
+  descriptor(vt_desc, vt_addr, kSwizzleGroupRows * kVRowBytes, kDescSwizzle128);
+
+  k_ring = {b.reg(Type::kU32, "k_stage"), b.reg(Type::kU32, "k_phase")};
+  vt_ring = {b.reg(Type::kU32, "vt_stage"), b.reg(Type::kU32, "vt_phase")};
+  q_phase = b.reg(Type::kU32, "consumer_q_phase");
+  for (Reg r : {k_ring.index, k_ring.phase, vt_ring.index, vt_ring.phase, q_phase}) b.mov(r, imm(0));
+  c = b.reg(Type::kF32, "c");
+  c8 = b.reg(Type::kF32, "c8");
+  v_descale = b.reg(Type::kF32, "v_descale");
+  for (int h = 0; h < 2; ++h) {
+    diag_limit[size_t(h)] = b.reg(Type::kS32, indexed("diag_limit", h));
+    m[size_t(h)] = b.reg(Type::kF32, indexed("m", h));
+    l[size_t(h)] = b.reg(Type::kF32, indexed("l", h));
+    unscale[size_t(h)] = b.reg(Type::kF32, indexed("unscale", h));
+  }
+  for (int i = 0; i < kORegs; ++i) o[size_t(i)] = b.reg(Type::kF32, indexed("o", i));
+  for (int i = 0; i < kAccRegs; ++i) acc[size_t(i)] = b.reg(Type::kF32, indexed("acc", i));
+  for (int i = 0; i < kScoreRegs; ++i) s[size_t(i)] = b.reg(Type::kF32, indexed("s", i));
+  for (int i = 0; i < kPRegs; ++i) pk[size_t(i)] = b.reg(Type::kB32, indexed("p", i));
+
+  // Consumer 0 takes the first turn: consumer 1 opens it.
+  const Reg second = b.temp(Type::kPred, "second_consumer");
+  b.setp(second, Cmp::kEq, Type::kS32, consumer, imm(1));
+  auto g = b.when(second);
+  b.bar_arrive(imm(kFirstTurnBarrier), kTurnThreads);
+}
+
+// ---- the products
+void WgmmaEmitter::scores(Reg k_stage) {
+  const Reg k_base = b.temp(Type::kU64, "k_desc_stage");
+  const Reg stage64 = b.temp(Type::kU64, "k_stage64");
+  b.cvt(stage64, k_stage, Type::kU32, Round::kNone);
+  b.mad_lo(k_base, stage64, imm(layout.k_bytes / int(kDescUnit)), k_desc);
+  for (int kk = 0; kk < layout.qk_steps; ++kk) {
+    constexpr int kStepsPerBlock = kQkBlockBytes / kMmaK;
+    const int offset = (kk / kStepsPerBlock) * nx::kQueryTile * kQkBlockBytes + (kk % kStepsPerBlock) * kMmaK;
+    static_assert(nx::kQueryTile == nx::kKeyBlock, "Q and K column blocks have the same row count");
+    const Reg a = b.temp(Type::kU64, "q_desc_k");
+    const Reg bd = b.temp(Type::kU64, "k_desc_k");
+    b.add(a, q_desc, imm(offset / int(kDescUnit)));
+    b.add(bd, k_base, imm(offset / int(kDescUnit)));
+    b.wgmma_e4m3(std::vector<Reg>(s.begin(), s.end()), a, bd, kk == 0 ? p_false : p_true);
+  }
+}
+
+void WgmmaEmitter::pv(Reg vt_stage) {
+  const Reg vt_base = b.temp(Type::kU64, "vt_desc_stage");
+  const Reg stage64 = b.temp(Type::kU64, "vt_stage64");
+  b.cvt(stage64, vt_stage, Type::kU32, Round::kNone);
+  b.mad_lo(vt_base, stage64, imm(layout.vt_bytes / int(kDescUnit)), vt_desc);
+  for (int kk = 0; kk < kPvSteps; ++kk) {
+    const Reg bd = b.temp(Type::kU64, "vt_desc_k");
+    b.add(bd, vt_base, imm(kk * kMmaK / int(kDescUnit)));
+    const std::array<Reg, 4> a = {pk[size_t(4 * kk)], pk[size_t(4 * kk + 1)], pk[size_t(4 * kk + 2)],
+                                  pk[size_t(4 * kk + 3)]};
+    b.wgmma_e4m3(std::vector<Reg>(acc.begin(), acc.end()), a, bd, kk == 0 ? p_false : p_true);
+  }
+}
+
+// One arrival per warp on a barrier that counts kConsumerWarps per phase.
+void WgmmaEmitter::release(int which, Reg stage) {
+  const Reg first_lane = b.temp(Type::kPred, "first_lane");
+  b.setp(first_lane, Cmp::kEq, Type::kS32, lane, imm(0));
+  const Reg addr = barrier(which, stage);
+  auto g = b.when(first_lane);
+  b.mbar_arrive(addr);
+}
+
+// ---- the softmax
+void WgmmaEmitter::mask_diagonal() {
+  // Key 8 i + 2 t + e of the tile's diagonal block survives iff it is <= the row: 8 i + e <= diag_limit.
+  for (int i = 0; i < kChunks; ++i)
+    for (int h = 0; h < 2; ++h)
+      for (int e = 0; e < 2; ++e) {
+        const Reg masked = b.temp(Type::kPred, "masked");
+        b.setp(masked, Cmp::kLt, Type::kS32, diag_limit[size_t(h)], imm(8 * i + e));
+        auto g = b.when(masked);
+        b.mov(s[size_t(reg_of(i, h, e))], f32(-INFINITY));
+      }
+}
+
+void WgmmaEmitter::softmax(bool first_block) {
+  const float tau = nx::lazy_rescale_threshold(/*fp8=*/true, variant.d_qk);
+  std::array<Reg, 2> need, alpha;
+  for (int h = 0; h < 2; ++h) {
+    // Block max of the row: a tree over the thread's 32 scores, then over the quad.
+    std::vector<Reg> level;
+    for (int i = 0; i < kChunks; ++i) {
+      const Reg x = b.temp(Type::kF32, "rmax");
+      b.max(x, s[size_t(reg_of(i, h, 0))], s[size_t(reg_of(i, h, 1))]);
+      level.push_back(x);
+    }
+    while (level.size() > 1) {
+      std::vector<Reg> next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2) {
+        const Reg x = b.temp(Type::kF32, "rmax");
+        b.max(x, level[i], level[i + 1]);
+        next.push_back(x);
+      }
+      level = next;
+    }
+    const Reg mx = level[0];
+    for (int lane_mask : {1, 2}) {
+      const Reg other = b.temp(Type::kF32, "rmax_other");
+      b.shfl_bfly(other, mx, lane_mask);
+      b.max(mx, mx, other);
+    }
+    const Reg bmax = b.temp(Type::kF32, "bmax");
+    b.mul(bmax, c, mx);
+
+    // Lazy rescale: a new reference max (bmax rounded up to 1/8, so that 8 m stays an integer code offset)
+    // only when bmax passes m + tau; a tile's first block always takes it (m = -inf, O = 0).
+    const Reg mh = m[size_t(h)];
+    if (first_block) b.mov(mh, f32(-INFINITY));
+    need[size_t(h)] = b.temp(Type::kPred, "need_rescale");
+    const Reg threshold = b.temp(Type::kF32, "rescale_threshold");
+    b.add(threshold, mh, f32(tau));
+    b.setp(need[size_t(h)], Cmp::kGt, Type::kF32, bmax, threshold);
+    const Reg m_new = b.temp(Type::kF32, "m_new");
+    b.mul(m_new, bmax, f32(float(nx::kE4m3CodesPerBinade)));
+    b.cvt(m_new, m_new, Type::kF32, Round::kRpi);
+    b.mul(m_new, m_new, f32(1.0f / float(nx::kE4m3CodesPerBinade)));
+    if (!first_block) {
+      const Reg diff = b.temp(Type::kF32, "m_diff");
+      b.sub(diff, mh, m_new);
+      const Reg a = b.temp(Type::kF32, "alpha_exp");
+      b.ex2(a, diff);
+      alpha[size_t(h)] = b.temp(Type::kF32, "alpha");
+      b.selp(alpha[size_t(h)], a, f32(1.0f), need[size_t(h)]);
+    }
+    b.selp(mh, m_new, mh, need[size_t(h)]);
+
+    // Per-block scaling (numerics.h) and the block's P codes, in place.
+    if (variant.lean_p) {
+      // shift = min(floor(m - bmax), kMaxBlockShift) + H (numerics::fp8_block_shift), unscale = 2^-shift;
+      // code = max(rint(s 8c + 56 + 8 shift - 8 m), 0), rounded once by the magic constant.
+      const Reg shift = b.temp(Type::kF32, "shift");
+      b.sub(shift, mh, bmax);
+      b.cvt(shift, shift, Type::kF32, Round::kRmi);
+      b.min(shift, shift, f32(float(nx::kMaxBlockShift)));
+      b.add(shift, shift, f32(float(nx::kFp8HeadroomBinades)));
+      const Reg shift_int = b.temp(Type::kS32, "shift_int");
+      b.cvt(shift_int, shift, Type::kF32, Round::kRzi);
+      const Reg bits = b.temp(Type::kS32, "unscale_bits");  // 2^-shift built from its exponent: exact
+      b.sub(bits, imm(127), shift_int);
+      b.shl(bits, bits, imm(23));
+      const Reg raw = b.temp(Type::kB32, "unscale_raw");
+      b.mov(raw, bits);
+      b.mov(unscale[size_t(h)], raw);
+      const Reg offset = b.temp(Type::kF32, "code_offset");
+      b.fma(offset, shift, f32(float(nx::kE4m3CodesPerBinade)), f32(float(nx::kE4m3CodeOfOne)));
+      b.fma(offset, mh, f32(-float(nx::kE4m3CodesPerBinade)), offset);
+      b.add(offset, offset, f32(kMagic));
+      for (int i = 0; i < kChunks; ++i)
+        for (int e = 0; e < 2; ++e) {
+          const Reg x = s[size_t(reg_of(i, h, e))];
+          b.fma(x, x, c8, offset);
+          b.max(x, x, f32(kMagic));  // negative codes (and masked -inf scores) become code 0
+        }
+    } else {
+      // p = exp2(fma(s, c, H - bmax)) (numerics::fp8_exact_p_bias); unscale as numerics.h clamps it.
+      const Reg x = b.temp(Type::kF32, "unscale_log2");
+      b.sub(x, bmax, mh);
+      b.sub(x, x, f32(float(nx::kFp8HeadroomBinades)));
+      b.max(x, x, f32(-float(nx::kMaxBlockShift + nx::kFp8HeadroomBinades)));
+      b.ex2(unscale[size_t(h)], x);
+      const Reg bias = b.temp(Type::kF32, "exp_bias");
+      b.sub(bias, f32(float(nx::kFp8HeadroomBinades)), bmax);
+      for (int i = 0; i < kChunks; ++i)
+        for (int e = 0; e < 2; ++e) {
+          const Reg v = s[size_t(reg_of(i, h, e))];
+          b.fma(v, v, c, bias);
+          b.ex2(v, v);
+        }
+    }
+  }
+  if (first_block) return;  // O and l are still zero
+  // O and l scale only in warps where some row's reference moved (alpha = 1 elsewhere is exact).
+  const Reg either = b.temp(Type::kPred, "need_either");
+  b.or_(either, need[0], need[1]);
+  const Reg any = b.temp(Type::kPred, "need_any");
+  b.vote_any(any, either);
+  if_(any, false, [&] {
+    for (int i = 0; i < kDv / 8; ++i)
+      for (int h = 0; h < 2; ++h)
+        for (int e = 0; e < 2; ++e) {
+          const Reg r = o[size_t(reg_of(i, h, e))];
+          b.mul(r, r, alpha[size_t(h)]);
+        }
+    for (int h = 0; h < 2; ++h) b.mul(l[size_t(h)], l[size_t(h)], alpha[size_t(h)]);
+  });
+}
+
+// O = O + unscale acc, l = l + unscale rowsum (numerics.h): one FFMA per element.
+void WgmmaEmitter::fold() {
+  for (int i = 0; i < kDv / 8; ++i)
+    for (int h = 0; h < 2; ++h)
+      for (int e = 0; e < 2; ++e) {
+        const Reg r = o[size_t(reg_of(i, h, e))];
+        b.fma(r, acc[size_t(reg_of(i, h, e))], unscale[size_t(h)], r);
+      }
+  for (int h = 0; h < 2; ++h)
+    b.fma(l[size_t(h)], acc[size_t(kRowSumReg + 2 * h)], unscale[size_t(h)], l[size_t(h)]);
+}
+
+// The A fragments of P V: step kk, register 2 q + h holds row h's codes of keys {8 c + 2 t, +1} for the
+// chunks c = 4 kk + 2 q and 4 kk + 2 q + 1, in the key order V^T was written in (fp8_wgmma_producer.cpp).
+void WgmmaEmitter::pack_p() {
+  for (int kk = 0; kk < kPvSteps; ++kk)
+    for (int q = 0; q < 2; ++q)
+      for (int h = 0; h < 2; ++h) {
+        const int c0 = 4 * kk + 2 * q, c1 = c0 + 1;
+        const Reg dst = pk[size_t(4 * kk + 2 * q + h)];
+        if (variant.lean_p) {
+          const Reg lo = b.temp(Type::kB32, "codes_lo");
+          const Reg hi = b.temp(Type::kB32, "codes_hi");
+          b.prmt(lo, s[size_t(reg_of(c0, h, 0))], s[size_t(reg_of(c0, h, 1))], imm(kLowBytesOfTwo));
+          b.prmt(hi, s[size_t(reg_of(c1, h, 0))], s[size_t(reg_of(c1, h, 1))], imm(kLowBytesOfTwo));
+          b.prmt(dst, lo, hi, imm(kLowHalves));
+        } else {
+          const Reg lo = b.temp(Type::kB16, "codes_lo");
+          const Reg hi = b.temp(Type::kB16, "codes_hi");
+          b.cvt_e4m3x2(lo, s[size_t(reg_of(c0, h, 1))], s[size_t(reg_of(c0, h, 0))]);
+          b.cvt_e4m3x2(hi, s[size_t(reg_of(c1, h, 1))], s[size_t(reg_of(c1, h, 0))]);
+          b.pack16x2(dst, lo, hi);
+        }
+      }
+}
+
+// ---- one query tile
+void WgmmaEmitter::consumer_tile() {
+  emit_score_constants(b, batch, kv_head, c, c8, v_descale);
+  const Reg two_col = b.temp(Type::kS32, "two_col");
+  b.shl(two_col, quad_col, imm(1));
+  for (int h = 0; h < 2; ++h) b.sub(diag_limit[size_t(h)], tile_row[size_t(h)], two_col);
+  for (Reg r : o) b.mov(r, f32(0.0f));
+  for (Reg r : l) b.mov(r, f32(0.0f));
+
+  b.mbar_wait(barrier(kQFull), q_phase);
+  b.xor_(q_phase, q_phase, imm(1));
+  auto wait_turn = [&] { b.bar_sync_count(turn_mine, kTurnThreads); };
+  auto pass_turn = [&] { b.bar_arrive(turn_other, kTurnThreads); };
+  auto issue_scores = [&] {
+    b.mbar_wait(barrier(kKFull, k_ring.index), k_ring.phase);
+    b.wgmma_fence();
+    scores(k_ring.index);
+    b.wgmma_commit();
+  };
+  auto issue_pv = [&] {
+    b.mbar_wait(barrier(kVtFull, vt_ring.index), vt_ring.phase);
+    b.wgmma_fence();  // P's registers are read by this product: order their writes before it
+    pv(vt_ring.index);
+    b.wgmma_commit();
+  };
+  auto scores_done = [&] {
+    release(kKEmpty, k_ring.index);
+    advance(k_ring);
+  };
+  auto pv_done = [&] {
+    release(kVtEmpty, vt_ring.index);
+    advance(vt_ring);
+  };
+  auto softmax_of = [&](Reg kb, bool first) {
+    const Reg diagonal = b.temp(Type::kPred, "diagonal");
+    b.setp(diagonal, Cmp::kEq, Type::kS32, kb, tile);
+    if_(diagonal, false, [&] {
+      release(kQEmpty, Reg{});
+      mask_diagonal();
+    });
+    softmax(first);
+    pack_p();
+  };
+
+  // Block 0: scores only.
+  const Reg kb = b.temp(Type::kS32, "kb");
+  b.mov(kb, imm(0));
+  wait_turn();
+  issue_scores();
+  pass_turn();
+  b.wgmma_wait(0);
+  scores_done();
+  softmax_of(kb, /*first=*/true);
+
+  // Blocks 1 .. tile: S_kb and acc = P_{kb-1} V_{kb-1} in one turn; then fold, softmax, codes.
+  const int last_pv = b.new_label("LAST_PV");
+  const int key_loop = b.new_label("KEY_LOOP");
+  b.add(kb, kb, imm(1));
+  {
+    const Reg past = b.temp(Type::kPred, "single_block");
+    b.setp(past, Cmp::kGt, Type::kS32, kb, tile);
+    auto g = b.when(past);
+    b.bra(last_pv);
+  }
+  b.place(key_loop);
+  wait_turn();
+  issue_scores();
+  issue_pv();
+  pass_turn();
+  b.wgmma_wait(0);
+  scores_done();
+  pv_done();
+  fold();
+  softmax_of(kb, /*first=*/false);
+  b.add(kb, kb, imm(1));
+  {
+    const Reg more = b.temp(Type::kPred, "more_keys");
+    b.setp(more, Cmp::kLe, Type::kS32, kb, tile);
+    auto g = b.when(more);
+    b.bra(key_loop);
+  }
+
+  // The last P V.
+  b.place(last_pv);
+  wait_turn();
+  issue_pv();
+  pass_turn();
+  b.wgmma_wait(0);
+  pv_done();
+  fold();
+  epilogue();
+}
+
+// out = bf16(O / l * v_descale) for rows inside seqlen; lse = (m + log2 l) ln 2.
+void WgmmaEmitter::epilogue() {
+  using P = Fp8AttentionParams;
+  const Reg seqlen = param(Type::kS32, offsetof(P, seqlen), "seqlen");
+  const Reg out = param(Type::kU64, offsetof(P, out), "out");
+  const Reg lse = param(Type::kU64, offsetof(P, lse), "lse");
+  const Reg b64 = b.temp(Type::kS64, "batch64");
+  const Reg h64 = b.temp(Type::kS64, "head64");
+  b.cvt(b64, batch, Type::kS32, Round::kNone);
+  b.cvt(h64, head, Type::kS32, Round::kNone);
+  const Reg out_head = b.temp(Type::kS64, "out_head");
+  b.mul_lo(out_head, b64, param(Type::kS64, offsetof(P, out_batch_stride), "out_batch_stride"));
+  b.mad_lo(out_head, h64, param(Type::kS64, offsetof(P, out_head_stride), "out_head_stride"), out_head);
+  const Reg nheads64 = b.temp(Type::kS64, "nheads64");
+  b.cvt(nheads64, param(Type::kS32, offsetof(P, nheads), "nheads"), Type::kS32, Round::kNone);
+  const Reg seqlen64 = b.temp(Type::kS64, "seqlen64");
+  b.cvt(seqlen64, seqlen, Type::kS32, Round::kNone);
+  const Reg lse_head = b.temp(Type::kS64, "lse_head");
+  b.mad_lo(lse_head, b64, nheads64, h64);
+  b.mul_lo(lse_head, lse_head, seqlen64);
+  const Reg col_bytes = b.temp(Type::kS64, "out_col_bytes");
+  b.cvt(col_bytes, quad_col, Type::kS32, Round::kNone);
+  b.shl(col_bytes, col_bytes, imm(2));
+  const Reg has_lse = b.temp(Type::kPred, "has_lse");
+  b.setp(has_lse, Cmp::kNe, Type::kU64, lse, imm(0));
+  const Reg first_of_quad = b.temp(Type::kPred, "first_of_quad");
+  b.setp(first_of_quad, Cmp::kEq, Type::kS32, quad_col, imm(0));
+  b.and_(has_lse, has_lse, first_of_quad);
+  const Reg row0 = b.temp(Type::kS32, "row0");
+  b.shl(row0, tile, imm(7));
+
+  for (int h = 0; h < 2; ++h) {
+    const Reg lh = l[size_t(h)];
+    const Reg row = b.temp(Type::kS32, "out_row");
+    b.add(row, tile_row[size_t(h)], row0);
+    const Reg outside = b.temp(Type::kPred, "row_outside");
+    b.setp(outside, Cmp::kGe, Type::kS32, row, seqlen);
+    const Reg row64 = b.temp(Type::kS64, "out_row64");
+    b.cvt(row64, row, Type::kS32, Round::kNone);
+    const Reg elem = b.temp(Type::kS64, "out_elem");
+    b.mad_lo(elem, row64, param(Type::kS64, offsetof(P, out_seq_stride), "out_seq_stride"), out_head);
+    const Reg addr = b.temp(Type::kU64, "out_addr");
+    b.mad_lo(addr, elem, imm(2), out);
+    b.add(addr, addr, col_bytes);
+    for (int i = 0; i < kDv / 8; ++i) {
+      std::array<Reg, 2> y;
+      for (int e = 0; e < 2; ++e) {
+        y[size_t(e)] = b.temp(Type::kF32, "y");
+        b.div(y[size_t(e)], o[size_t(reg_of(i, h, e))], lh);
+        b.mul(y[size_t(e)], y[size_t(e)], v_descale);
+      }
+      const Reg packed = b.temp(Type::kB32, "out_bf16x2");
+      b.cvt_bf16x2(packed, y[1], y[0]);
+      auto g = b.unless(outside);
+      b.st_global(Type::kB32, addr, 2 * 8 * i, {packed});
+    }
+    const Reg lse_val = b.temp(Type::kF32, "lse_value");
+    b.lg2(lse_val, lh);
+    b.add(lse_val, m[size_t(h)], lse_val);
+    b.mul(lse_val, lse_val, f32(nx::kLn2));
+    const Reg lse_elem = b.temp(Type::kS64, "lse_elem");
+    b.add(lse_elem, lse_head, row64);
+    const Reg lse_addr = b.temp(Type::kU64, "lse_addr");
+    b.mad_lo(lse_addr, lse_elem, imm(int64_t(sizeof(float))), lse);
+    const Reg store_lse = b.temp(Type::kPred, "store_lse");
+    b.setp(store_lse, Cmp::kLt, Type::kS32, row, seqlen);
+    b.and_(store_lse, store_lse, has_lse);
+    auto g = b.when(store_lse);
+    b.st_global(Type::kF32, lse_addr, 0, {lse_val});
+  }
+}
+
+}  // namespace zyfa::asmgen::fp8w

@@ -1,0 +1,183 @@
+// Internal to the FP8 kernel's Hopper schedule (stage 3): shape constants, the shared-memory layout, the
+// registers that live across stages, and one method per stage. fp8_wgmma_schedule.cpp strings them
+// together; fp8_wgmma_producer.cpp and fp8_wgmma_consumer.cpp write them.
+//
+// The CTA is three warpgroups over one query tile of 128 rows at a time (the plan's persistent job loop):
+//   producer   thread 0 issues TMA copies of Q, K and V into rings of shared buffers (mbarriers); all
+//              four warps transpose each V block into V^T (keys contiguous), the K-major B operand that
+//              an e4m3 wgmma needs, in the key order that makes P's registers the A operand as they are
+//   consumers  two warpgroups of 64 rows each take turns at the tensor cores (named barriers):
+//              S = Q K^T (wgmma, both operands in shared memory), softmax and P codes in registers while
+//              the other warpgroup's products run, O += P V^T (wgmma, A from registers)
+// V^T carries 8 extra rows of ones: the product's columns 128..135 are then the row sums of exactly the
+// P codes that multiplied V, the denominator of the rounded P, at no extra instruction.
+//
+// Each block's P V goes into a fresh accumulator, folded into O (fp32 registers) by one FFMA per element,
+// O = O + unscale acc, exactly numerics.h's recurrence: accumulating O across blocks inside the tensor
+// cores instead was measured 0.25-0.86x the error against fp64 away from the CPU backend at 1000-4097
+// keys, since an e4m3 wgmma keeps only about 14 bits of its running sum (as DeepSeek-V3 reports for
+// FP8 GEMMs, which promote to CUDA cores every 128 products for the same reason).
+//
+// Each warpgroup's turn at the tensor cores issues S_kb = Q K_kb^T and acc = P_{kb-1} V^T_{kb-1} together;
+// the fold of acc, the softmax of S_kb and the P codes then run while the other warpgroup's products do.
+#ifndef ZYFA_ASMGEN_FP8_WGMMA_EMITTER_HPP_
+#define ZYFA_ASMGEN_FP8_WGMMA_EMITTER_HPP_
+
+#include <array>
+#include <cstddef>
+#include <functional>
+
+#include "asmgen/builder.hpp"
+#include "asmgen/fp8_kernel_params.h"
+#include "asmgen/variants.hpp"
+#include "kernels/numerics.h"
+
+namespace zyfa::asmgen::fp8w {
+
+namespace nx = zyfa::numerics;
+
+// ---- the CTA
+constexpr int kWarpSize = 32;
+constexpr int kWarpgroupThreads = 128;
+constexpr int kWarpsPerWarpgroup = 4;
+constexpr int kConsumers = 2;
+constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;
+constexpr int kConsumerWarps = kConsumers * kWarpsPerWarpgroup;  // arrivals that hand a buffer back
+// Register budgets (setmaxnreg): the producer's transposition needs a few dozen; consumers hold O (64),
+// S (64) and the P V accumulator (68) at once, plus P (16), addresses and the recurrence's state.
+constexpr int kProducerRegisters = 40;
+constexpr int kConsumerRegisters = 232;
+constexpr int kRegisterFile = 65536;
+static_assert(kProducerRegisters * kWarpgroupThreads + kConsumers * kConsumerRegisters * kWarpgroupThreads <=
+                  kRegisterFile,
+              "the three warpgroups' budgets must fit the register file");
+
+// ---- the products
+constexpr int kRowsPerConsumer = nx::kQueryTile / kConsumers;  // 64: the M of wgmma
+constexpr int kMmaK = 32;                                       // e4m3 wgmma: k32, 32 bytes of a row
+constexpr int kDv = 128;
+constexpr int kOnesRows = 8;             // rows of 1.0 appended to V^T: an n8 of row sums
+constexpr int kPvN = kDv + kOnesRows;    // N of O += P V^T
+constexpr int kScoreRegs = nx::kKeyBlock / 2;  // m64n128 fp32: 64 per thread
+constexpr int kAccRegs = kPvN / 2;             // m64n136 fp32: 68 per thread
+constexpr int kORegs = kDv / 2;                // O: 64 per thread
+constexpr int kChunks = nx::kKeyBlock / 8;     // n8 column chunks of S
+constexpr int kPvSteps = nx::kKeyBlock / kMmaK;
+constexpr int kPRegs = 4 * kPvSteps;           // A fragments: 4 registers of 4 codes per k32 step
+constexpr int kRowSumReg = 4 * (kDv / 8);      // the row-sum chunk: register 64 (row g), 66 (row g + 8)
+static_assert(kRowsPerConsumer == 64, "one wgmma M per consumer warpgroup");
+static_assert(nx::kKeyBlock == nx::kQueryTile, "the diagonal of a query tile must be exactly one key block");
+static_assert(kPvN % 8 == 0 && kPvN <= 256, "the N of an e4m3 wgmma");
+
+// ---- shared memory
+constexpr int kStages = 2;          // K, V and V^T buffers each
+// Q and K: column blocks of 64 bytes (d_qk = 128 and 192 are whole blocks), 64-byte swizzle.
+constexpr int kQkBlockBytes = 64;
+// V as TMA lands it and V^T: 128-byte rows, 128-byte swizzle.
+constexpr int kVRowBytes = 128;
+constexpr int kSwizzleGroupRows = 8;  // a swizzle atom is 8 rows
+constexpr int kAtomAlign = 1024;
+constexpr uint32_t kE4m3OneX4 = 0x38383838u;  // four e4m3 1.0
+// wgmma descriptor swizzle modes (bits 62-63).
+constexpr uint64_t kDescSwizzle128 = 1, kDescSwizzle64 = 2;
+// TMA cache hints (createpolicy encodings): Q is read once; K and V by every tile of the head.
+constexpr uint64_t kEvictFirst = 0x12F0000000000000ull;
+constexpr uint64_t kEvictLast = 0x14F0000000000000ull;
+
+struct SharedLayout {
+  int d_qk = 0;
+  int qk_blocks = 0;     // 64-byte column blocks of a Q or K row
+  int qk_steps = 0;      // k32 steps of S = Q K^T
+  int q = 0, k = 0, v = 0, vt = 0, barriers = 0;  // offsets from the 1024-aligned base
+  int q_bytes = 0, k_bytes = 0, v_bytes = 0, vt_bytes = 0;  // one buffer each
+  int bytes = 0;         // what the launch asks for, with the alignment slack
+};
+SharedLayout shared_layout(const Variant &v);
+
+// mbarriers, in this order after the tiles; the ringed ones kStages each.
+enum Barrier : int { kQFull, kQEmpty, kKFull, kKEmpty = kKFull + kStages, kVFull = kKEmpty + kStages,
+                     kVEmpty = kVFull + kStages, kVtFull = kVEmpty + kStages, kVtEmpty = kVtFull + kStages,
+                     kBarrierCount = kVtEmpty + kStages };
+
+// A ring position: the buffer in use and the parity of its barriers' current phase.
+struct Ring {
+  Reg index, phase;
+};
+
+class WgmmaEmitter {
+ public:
+  WgmmaEmitter(Program &program, const Variant &variant);
+
+  // fp8_wgmma_schedule.cpp
+  void kernel_setup();  // thread ids, shared base, barriers, V^T's ones rows
+  // Runs `tile_body` for every query tile of this CTA's jobs, with batch/head/kv_head/tile set.
+  void for_each_tile(const std::function<void()> &tile_body);
+  // fp8_wgmma_producer.cpp
+  void producer_setup();
+  void producer_tile();
+  // fp8_wgmma_consumer.cpp
+  void consumer_setup();
+  void consumer_tile();
+
+  // Helpers shared by the stages.
+  Reg param(Type type, size_t offset, const char *name);
+  Reg barrier(int which, Reg stage);  // address of a ringed barrier (stage may be invalid: not ringed)
+  Reg barrier(int which);
+  void advance(Ring &r);
+  // if (pred) body: a branch around the body (so that it may contain waits).
+  void if_(Reg pred, bool negated, const std::function<void()> &body);
+
+  Builder b;
+  const Variant variant;
+  const SharedLayout layout;
+
+  // ---- every thread
+  Reg tid, warpgroup, warp, lane, smem;  // warp: within the warpgroup; smem: the 1024-aligned base
+  Reg p_true, p_false;
+  Reg q_map, k_map, v_map;  // generic addresses of the tensor maps in the parameter block
+
+  // ---- the job loop
+  Reg job_index, grid, job_batch, job_head, tile_now, tile_next;
+  Reg batch, head, kv_head, tile;
+
+  // ---- producer
+  Reg issuer;        // thread 0: issues the copies
+  Ring issue_ring, transpose_ring;
+  Reg q_phase;       // parity of Q's barriers (producer and consumers each keep their own)
+  std::array<Reg, 4> v_load_offset;    // per 32-column pair: this lane's ldmatrix row in a V block
+  std::array<Reg, 4> vt_store_offset;  // per (key group of the warp, row parity): this lane's V^T word
+
+  // ---- consumers
+  Reg consumer;                  // 0 or 1
+  Reg turn_mine, turn_other;     // named barrier ids
+  Reg quad_row, quad_col;        // lane / 4, lane % 4
+  std::array<Reg, 2> tile_row;   // rows of the thread's two accumulator rows within the tile
+  Reg q_desc, k_desc, vt_desc;   // descriptors of Q (this consumer's rows), K and V^T buffer 0
+  Ring k_ring, vt_ring;
+  Reg c, c8, v_descale;
+  std::array<Reg, 2> diag_limit;  // the diagonal block keeps key 8 j + e (+ 2 quad_col) iff <= this
+  std::array<Reg, kORegs> o;
+  std::array<Reg, kAccRegs> acc;  // one block's P V; registers 64 and 66 are the rows' sums of P
+  std::array<Reg, kScoreRegs> s;
+  std::array<Reg, kPRegs> pk;
+  std::array<Reg, 2> m, l, unscale;  // per row: reference max, denominator, the pending block's unscale
+
+ private:
+  // fp8_wgmma_producer.cpp
+  void issue_q();
+  void issue_kv(Reg key0);
+  void transpose_v();
+  // fp8_wgmma_consumer.cpp
+  void scores(Reg k_stage);
+  void pv(Reg vt_stage);
+  void release(int which, Reg stage);
+  void mask_diagonal();
+  void softmax(bool first_block);
+  void fold();
+  void pack_p();
+  void epilogue();
+};
+
+}  // namespace zyfa::asmgen::fp8w
+
+#endif  // ZYFA_ASMGEN_FP8_WGMMA_EMITTER_HPP_

@@ -1,0 +1,247 @@
+// The Hopper schedule of the FP8 kernel, read top to bottom:
+//
+//   every thread:     ids; the shared base rounded up to a swizzle atom; thread 0 initializes the
+//                     mbarriers; the producer writes V^T's rows of ones; CTA barrier
+//   producer (warpgroup 0, setmaxnreg.dec):
+//     per query tile: Q by TMA; K and V of block 0 by TMA
+//       per key block kb: K and V of block kb + 1 by TMA (thread 0, one block ahead), then the four warps
+//                         transpose V_kb into V^T_kb
+//   consumers (warpgroups 1 and 2, setmaxnreg.inc), per query tile:
+//       block 0:      S_0 = Q K_0^T; softmax; P_0 codes
+//       block kb > 0: S_kb = Q K_kb^T and O += P_{kb-1} V^T_{kb-1} issued together in this warpgroup's turn;
+//                     softmax of S_kb (the diagonal block masked) while P V runs; O rescaled when the
+//                     block's unit changed; P_kb codes
+//       then:         O += P_last V^T_last; out = bf16(O / rowsum * v_descale), lse
+#include "asmgen/fp8_attention.hpp"
+
+#include <stdexcept>
+
+#include "asmgen/fp8_wgmma_emitter.hpp"
+#include "kernels/job.h"
+
+namespace zyfa::asmgen {
+namespace fp8w {
+
+SharedLayout shared_layout(const Variant &v) {
+  SharedLayout L;
+  L.d_qk = v.d_qk;
+  L.qk_blocks = v.d_qk / kQkBlockBytes;
+  L.qk_steps = v.d_qk / kMmaK;
+  L.q_bytes = nx::kQueryTile * v.d_qk;
+  L.k_bytes = nx::kKeyBlock * v.d_qk;
+  L.v_bytes = nx::kKeyBlock * kVRowBytes;
+  L.vt_bytes = kPvN * kVRowBytes;
+  L.q = 0;
+  L.k = L.q + L.q_bytes;
+  L.v = L.k + kStages * L.k_bytes;
+  L.vt = L.v + kStages * L.v_bytes;
+  L.barriers = L.vt + kStages * L.vt_bytes;
+  L.bytes = L.barriers + 8 * kBarrierCount + kAtomAlign;  // the base is rounded up to an atom
+  return L;
+}
+
+WgmmaEmitter::WgmmaEmitter(Program &program, const Variant &v) : b(program), variant(v), layout(shared_layout(v)) {
+  if (v.d_qk % kQkBlockBytes != 0 || v.d_v != kDv) throw std::logic_error("fp8 wgmma: unsupported head dims");
+  if (layout.q_bytes % kAtomAlign || layout.k_bytes % kAtomAlign || layout.v_bytes % kAtomAlign ||
+      layout.vt_bytes % kAtomAlign)
+    throw std::logic_error("fp8 wgmma: every buffer must start on a swizzle atom");
+  tid = b.reg(Type::kS32, "thread");
+  warpgroup = b.reg(Type::kS32, "warpgroup");
+  warp = b.reg(Type::kS32, "warp");
+  lane = b.reg(Type::kS32, "lane");
+  smem = b.reg(Type::kU32, "smem");
+  p_true = b.reg(Type::kPred, "always");
+  p_false = b.reg(Type::kPred, "never");
+  q_map = b.reg(Type::kU64, "q_map");
+  k_map = b.reg(Type::kU64, "k_map");
+  v_map = b.reg(Type::kU64, "v_map");
+  job_index = b.reg(Type::kS32, "job_index");
+  grid = b.reg(Type::kS32, "grid");
+  job_batch = b.reg(Type::kS32, "job_batch");
+  job_head = b.reg(Type::kS32, "job_head");
+  tile_now = b.reg(Type::kS32, "tile_now");
+  tile_next = b.reg(Type::kS32, "tile_next");
+  batch = b.reg(Type::kS32, "batch");
+  head = b.reg(Type::kS32, "head");
+  kv_head = b.reg(Type::kS32, "kv_head");
+  tile = b.reg(Type::kS32, "tile");
+}
+
+Reg WgmmaEmitter::param(Type type, size_t offset, const char *name) {
+  const Reg r = b.temp(type, name);
+  b.ld_param(r, int(offset));
+  return r;
+}
+
+Reg WgmmaEmitter::barrier(int which, Reg stage) {
+  const Reg addr = b.temp(Type::kU32, "mbar");
+  if (stage.valid()) {
+    b.mad_lo(addr, stage, imm(8), smem);
+    b.add(addr, addr, imm(layout.barriers + 8 * which));
+  } else {
+    b.add(addr, smem, imm(layout.barriers + 8 * which));
+  }
+  return addr;
+}
+Reg WgmmaEmitter::barrier(int which) { return barrier(which, Reg{}); }
+
+void WgmmaEmitter::advance(Ring &r) {
+  b.add(r.index, r.index, imm(1));
+  const Reg wrap = b.temp(Type::kPred, "ring_wrap");
+  b.setp(wrap, Cmp::kEq, Type::kU32, r.index, imm(kStages));
+  auto g = b.when(wrap);
+  b.mov(r.index, imm(0));
+  b.xor_(r.phase, r.phase, imm(1));
+}
+
+void WgmmaEmitter::if_(Reg pred, bool negated, const std::function<void()> &body) {
+  const int skip = b.new_label("SKIP");
+  {
+    auto g = negated ? b.when(pred) : b.unless(pred);
+    b.bra(skip);
+  }
+  body();
+  b.place(skip);
+}
+
+void WgmmaEmitter::kernel_setup() {
+  using P = Fp8AttentionParams;
+  const Reg tid_u = b.temp(Type::kU32, "tid_u");
+  b.read_special(tid_u, Special::kTidX);
+  b.mov(tid, tid_u);
+  b.shr(warpgroup, tid, imm(7));
+  b.shr(warp, tid, imm(5));
+  b.and_(warp, warp, imm(kWarpsPerWarpgroup - 1));
+  b.and_(lane, tid, imm(kWarpSize - 1));
+  b.setp(p_true, Cmp::kGe, Type::kS32, tid, imm(0));
+  b.setp(p_false, Cmp::kLt, Type::kS32, tid, imm(0));
+  const Reg raw = b.temp(Type::kU32, "smem_raw");
+  b.read_special(raw, Special::kSmemBase);
+  b.add(smem, raw, imm(kAtomAlign - 1));
+  b.and_(smem, smem, imm(~int64_t(kAtomAlign - 1) & 0xffffffff));
+  b.param_address(q_map, int(offsetof(P, q_map)));
+  b.param_address(k_map, int(offsetof(P, k_map)));
+  b.param_address(v_map, int(offsetof(P, v_map)));
+
+  const Reg first = b.temp(Type::kPred, "thread0");
+  b.setp(first, Cmp::kEq, Type::kS32, tid, imm(0));
+  if_(first, false, [&] {
+    b.prefetch_tensormap(q_map);
+    b.prefetch_tensormap(k_map);
+    b.prefetch_tensormap(v_map);
+    b.mbar_init(barrier(kQFull), 1);
+    b.mbar_init(barrier(kQEmpty), kConsumerWarps);
+    for (int st = 0; st < kStages; ++st) {
+      b.mbar_init(barrier(kKFull + st), 1);
+      b.mbar_init(barrier(kKEmpty + st), kConsumerWarps);
+      b.mbar_init(barrier(kVFull + st), 1);
+      b.mbar_init(barrier(kVEmpty + st), kWarpgroupThreads);
+      b.mbar_init(barrier(kVtFull + st), kWarpgroupThreads);
+      b.mbar_init(barrier(kVtEmpty + st), kConsumerWarps);
+    }
+    b.fence_mbarrier_init();
+  });
+  // V^T's rows of ones (never overwritten): 16 bytes per producer thread cover every buffer's 8 rows.
+  const Reg producer = b.temp(Type::kPred, "is_producer");
+  b.setp(producer, Cmp::kEq, Type::kS32, warpgroup, imm(0));
+  if_(producer, false, [&] {
+    static_assert(kStages * kOnesRows * kVRowBytes == kWarpgroupThreads * 16, "one 16-byte store per thread");
+    const Reg buffer = b.temp(Type::kU32, "ones_buffer");  // which buffer: tid / (threads per buffer)
+    constexpr int kThreadsPerBuffer = kOnesRows * kVRowBytes / 16;
+    b.div(buffer, tid, imm(kThreadsPerBuffer));
+    const Reg within = b.temp(Type::kU32, "ones_within");
+    b.and_(within, tid, imm(kThreadsPerBuffer - 1));
+    const Reg addr = b.temp(Type::kU32, "ones_addr");
+    b.mad_lo(addr, buffer, imm(layout.vt_bytes), smem);
+    b.mad_lo(addr, within, imm(16), addr);
+    const Reg ones = b.temp(Type::kB32, "e4m3_ones");
+    b.mov(ones, imm(kE4m3OneX4));
+    b.st_shared(Type::kB32, addr, layout.vt + kDv * kVRowBytes, {ones, ones, ones, ones});
+    b.fence_proxy_async();  // wgmma reads them through the async proxy
+  });
+  b.bar_sync(0);
+}
+
+void WgmmaEmitter::for_each_tile(const std::function<void()> &tile_body) {
+  using P = Fp8AttentionParams;
+  const Reg ctaid = b.temp(Type::kU32, "ctaid");
+  b.read_special(ctaid, Special::kCtaidX);
+  b.mov(job_index, ctaid);
+  const Reg nctaid = b.temp(Type::kU32, "nctaid");
+  b.read_special(nctaid, Special::kNctaidX);
+  b.mov(grid, nctaid);
+  const int job_loop = b.new_label("JOB_LOOP");
+  const int tile_start = b.new_label("TILE");
+  const int next_job = b.new_label("NEXT_JOB");
+  const int done = b.new_label("JOBS_DONE");
+  b.place(job_loop);
+  {
+    const Reg finished = b.temp(Type::kPred, "no_more_jobs");
+    b.setp(finished, Cmp::kGe, Type::kS32, job_index, param(Type::kS32, offsetof(P, n_jobs), "n_jobs"));
+    auto g = b.when(finished);
+    b.bra(done);
+  }
+  const Reg job_addr = b.temp(Type::kU64, "job_addr");
+  const Reg job_index64 = b.temp(Type::kS64, "job_index64");
+  b.cvt(job_index64, job_index, Type::kS32, Round::kNone);
+  b.mad_lo(job_addr, job_index64, imm(int64_t(sizeof(Job))), param(Type::kU64, offsetof(P, jobs), "jobs"));
+  static_assert(offsetof(Job, batch) == 0 && offsetof(Job, head) == 4 && offsetof(Job, tile_first) == 8 &&
+                    offsetof(Job, tile_second) == 12,
+                "one v4 load reads a Job");
+  b.ld_global({job_batch, job_head, tile_now, tile_next}, job_addr, 0, /*non_coherent=*/true);
+
+  b.place(tile_start);
+  b.mov(batch, job_batch);
+  b.mov(head, job_head);
+  b.mov(tile, tile_now);
+  b.div(kv_head, head, param(Type::kS32, offsetof(P, group), "group"));
+  tile_body();
+  {
+    const Reg single = b.temp(Type::kPred, "no_second_tile");
+    b.setp(single, Cmp::kEq, Type::kS32, tile_next, imm(kNoTile));
+    auto g = b.when(single);
+    b.bra(next_job);
+  }
+  b.mov(tile_now, tile_next);
+  b.mov(tile_next, imm(kNoTile));
+  b.bra(tile_start);
+  b.place(next_job);
+  b.add(job_index, job_index, grid);
+  b.bra(job_loop);
+  b.place(done);
+}
+
+}  // namespace fp8w
+
+Program build_fp8_wgmma_attention(const Variant &v) {
+  using fp8w::WgmmaEmitter;
+  Program prog;
+  prog.entry = fp8_attention_entry(v);
+  prog.threads = fp8w::kThreads;
+  prog.param_bytes = int(sizeof(Fp8AttentionParams));
+  prog.dynamic_smem_bytes = fp8w::shared_layout(v).bytes;
+  WgmmaEmitter e(prog, v);
+  Builder &b = e.b;
+
+  e.kernel_setup();
+  const Reg is_producer = b.temp(Type::kPred, "is_producer");
+  b.setp(is_producer, Cmp::kEq, Type::kS32, e.warpgroup, imm(0));
+  const int consumers = b.new_label("CONSUMERS");
+  {
+    auto g = b.unless(is_producer);
+    b.bra(consumers);
+  }
+  b.setmaxnreg(/*grow=*/false, fp8w::kProducerRegisters);
+  e.producer_setup();
+  e.for_each_tile([&] { e.producer_tile(); });
+  b.exit();
+
+  b.place(consumers);
+  b.setmaxnreg(/*grow=*/true, fp8w::kConsumerRegisters);
+  e.consumer_setup();
+  e.for_each_tile([&] { e.consumer_tile(); });
+  b.exit();
+  return prog;
+}
+
+}  // namespace zyfa::asmgen
