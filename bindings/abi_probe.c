@@ -55,6 +55,7 @@ static void print_offsets(void) {
   OFFSET(zyfa_attn_desc, q_descale);
   OFFSET(zyfa_attn_desc, k_descale);
   OFFSET(zyfa_attn_desc, v_descale);
+  OFFSET(zyfa_attn_desc, p_rounding);
 
   OFFSET(zyfa_quantize_desc, struct_size);
   OFFSET(zyfa_quantize_desc, src);
@@ -111,6 +112,9 @@ static void print_constants(void) {
   CONSTANT(ZYFA_DESCALE_DEVICE);
   CONSTANT(ZYFA_ROTATION_NONE);
   CONSTANT(ZYFA_ROTATION_HADAMARD);
+  CONSTANT(ZYFA_P_ROUNDING_DEFAULT);
+  CONSTANT(ZYFA_P_ROUNDING_LEAN);
+  CONSTANT(ZYFA_P_ROUNDING_EXACT);
 }
 
 /* The defaults that the INIT macros give and that the bindings' constructors must give too. */
@@ -123,6 +127,7 @@ static void print_defaults(void) {
   INIT("zyfa_attn_desc.d_v", attn.d_v);
   INIT("zyfa_attn_desc.causal", attn.causal);
   INIT("zyfa_attn_desc.q_descale.kind", attn.q_descale.kind);
+  INIT("zyfa_attn_desc.p_rounding", attn.p_rounding);
   const zyfa_quantize_desc quantize = ZYFA_QUANTIZE_DESC_INIT;
   INIT("zyfa_quantize_desc.struct_size", quantize.struct_size);
   INIT("zyfa_quantize_desc.rotation", quantize.rotation);

@@ -54,7 +54,7 @@ typedef enum zyfa_status {
   ZYFA_STATUS_NULL_TENSOR = 10,           /* q, k, v or out is NULL */
   ZYFA_STATUS_ALIASED_OUTPUT = 11,        /* out or lse overlaps an input (a tensor or a device descale) or each other */
   ZYFA_STATUS_BAD_DESCALE = 12,           /* an FP8 descale is missing, of an unknown kind, or not a positive normal float */
-  ZYFA_STATUS_FP8_FIELD_WITH_BF16 = 13,   /* a descale given with BF16 inputs */
+  ZYFA_STATUS_FP8_FIELD_WITH_BF16 = 13,   /* an FP8-only field (a descale, p_rounding) set with BF16 inputs */
   ZYFA_STATUS_NOT_CAUSAL = 14,            /* causal must be 1: only causal attention is implemented */
   ZYFA_STATUS_SIZE_OVERFLOW = 15,         /* a count or byte offset overflows 64 bits, or an extent or the job count
                                              passes 2^31 - 1 (the kernels index them with 32 bits) */
@@ -64,7 +64,8 @@ typedef enum zyfa_status {
   ZYFA_STATUS_CUDA_ERROR = 19,            /* the CUDA runtime reported an error (also a sticky one from elsewhere) */
   ZYFA_STATUS_OUT_OF_MEMORY = 20,
   ZYFA_STATUS_NOT_PREPARED = 21,          /* a call under stream capture needs a plan that zyfa_attn_prepare builds first */
-  ZYFA_STATUS_BAD_ARGUMENT = 22,          /* any other argument out of range (quantize sizes, cache capacity) */
+  ZYFA_STATUS_BAD_ARGUMENT = 22,          /* any other argument out of range (quantize sizes, cache capacity,
+                                             p_rounding) */
   ZYFA_STATUS_INTERNAL = 23               /* a bug in zyfa: please report it with zyfa_last_error() */
 } zyfa_status;
 
@@ -103,6 +104,17 @@ typedef enum zyfa_descale_kind {
   ZYFA_DESCALE_DEVICE = 2   /* `ptr`, float32 in device memory (host memory for zyfa_attn_fwd_host), read by the kernel */
 } zyfa_descale_kind;
 
+/* How FP8 attention rounds the softmax probabilities P to e4m3 (numerics: src/kernels/numerics.h).
+ * Lean P takes the e4m3 code of 2^x from one multiply-add (Mitchell's approximation, up to 6.1% above
+ * 2^x): fewer instructions per score, but on std-1 Gaussian inputs about 2.4-2.9e-2 relative RMS error
+ * against fp64 at d = 128. Exact P computes exp2 and rounds it correctly to e4m3: 1.6-2.0e-2 there
+ * (about 1.45x lower), for more work per score. */
+typedef enum zyfa_p_rounding {
+  ZYFA_P_ROUNDING_DEFAULT = 0,  /* lean P at d_qk = 128, exact P at d_qk = 192 */
+  ZYFA_P_ROUNDING_LEAN = 1,     /* lean P; only with d_qk = 128 */
+  ZYFA_P_ROUNDING_EXACT = 2     /* exact P at either head dim */
+} zyfa_p_rounding;
+
 /* The factor that maps an FP8 tensor back to its original range. A device descale is one element
  * (batch_stride = head_stride = 0) or expanded to (batch, nheads_k) with these strides in elements.
  * Device values are not checked (the call never waits for the host): each must be a positive normal float. */
@@ -138,16 +150,19 @@ typedef struct zyfa_attn_desc {
   zyfa_descale q_descale;       /* FP8 only */
   zyfa_descale k_descale;
   zyfa_descale v_descale;
+  zyfa_p_rounding p_rounding;   /* FP8 only: BF16 must leave it DEFAULT. A struct_size that ends before this
+                                   field (the first layout, up to v_descale) reads as DEFAULT */
   /* New fields go here, and only here. */
 } zyfa_attn_desc;
 
-/* Defaults: BF16, BSHD, d = 128, causal, no LSE, softmax_scale = 1/sqrt(d_qk). Shapes and pointers must be filled in. */
+/* Defaults: BF16, BSHD, d = 128, causal, no LSE, softmax_scale = 1/sqrt(d_qk), default P rounding.
+ * Shapes and pointers must be filled in. */
 #define ZYFA_ATTN_DESC_INIT                                                                     \
   {                                                                                             \
     sizeof(zyfa_attn_desc), ZYFA_DTYPE_BF16, ZYFA_LAYOUT_BSHD, 0, 0, 0, 0, 128, 128, NULL, NULL, \
         NULL, NULL, NULL, 0.0f, 1, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0},                   \
         {ZYFA_DESCALE_NONE, 0.0f, NULL, 0, 0}, {ZYFA_DESCALE_NONE, 0.0f, NULL, 0, 0},            \
-        {ZYFA_DESCALE_NONE, 0.0f, NULL, 0, 0}                                                    \
+        {ZYFA_DESCALE_NONE, 0.0f, NULL, 0, 0}, ZYFA_P_ROUNDING_DEFAULT                           \
   }
 
 /* ---------------------------------------------------------------- attention */

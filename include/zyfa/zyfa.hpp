@@ -74,7 +74,9 @@ class Attention {
   }
   Attention &bf16() {
     d_.dtype = ZYFA_DTYPE_BF16;
+    // Clears the FP8-only fields, which BF16 refuses.
     d_.q_descale = d_.k_descale = d_.v_descale = zyfa_descale{ZYFA_DESCALE_NONE, 0.0f, nullptr, 0, 0};
+    d_.p_rounding = ZYFA_P_ROUNDING_DEFAULT;
     return *this;
   }
   Attention &fp8(zyfa_descale q, zyfa_descale k, zyfa_descale v) {
@@ -82,6 +84,11 @@ class Attention {
     d_.q_descale = q;
     d_.k_descale = k;
     d_.v_descale = v;
+    return *this;
+  }
+  // FP8 only: how P is rounded to e4m3 (ZYFA_P_ROUNDING_EXACT for accuracy, LEAN only at d_qk = 128).
+  Attention &p_rounding(zyfa_p_rounding rounding) {
+    d_.p_rounding = rounding;
     return *this;
   }
   Attention &tensors(const void *q, const void *k, const void *v, void *out) {

@@ -27,7 +27,7 @@ ZYFA_API const char *zyfa_status_string(zyfa_status status) {
     case ZYFA_STATUS_NULL_TENSOR: return "ZYFA_STATUS_NULL_TENSOR: q, k, v or out is NULL";
     case ZYFA_STATUS_ALIASED_OUTPUT: return "ZYFA_STATUS_ALIASED_OUTPUT: an output overlaps another tensor";
     case ZYFA_STATUS_BAD_DESCALE: return "ZYFA_STATUS_BAD_DESCALE: an FP8 descale is missing or invalid";
-    case ZYFA_STATUS_FP8_FIELD_WITH_BF16: return "ZYFA_STATUS_FP8_FIELD_WITH_BF16: a descale was given with BF16 inputs";
+    case ZYFA_STATUS_FP8_FIELD_WITH_BF16: return "ZYFA_STATUS_FP8_FIELD_WITH_BF16: an FP8-only field (a descale, p_rounding) was set with BF16 inputs";
     case ZYFA_STATUS_NOT_CAUSAL: return "ZYFA_STATUS_NOT_CAUSAL: only causal attention is implemented";
     case ZYFA_STATUS_SIZE_OVERFLOW: return "ZYFA_STATUS_SIZE_OVERFLOW: a size or offset overflows";
     case ZYFA_STATUS_BAD_SOFTMAX_SCALE: return "ZYFA_STATUS_BAD_SOFTMAX_SCALE: softmax_scale must be finite and >= 0";

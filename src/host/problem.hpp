@@ -1,11 +1,13 @@
 // The validated form of a zyfa_attn_desc that every backend consumes: layouts resolved to strides, the
-// softmax scale resolved, descales in one form. Only validate() (src/host/validate.cpp) makes one.
+// softmax scale and the P rounding resolved, descales in one form. Only validate() (src/host/validate.cpp)
+// makes one.
 #ifndef ZYFA_HOST_PROBLEM_HPP_
 #define ZYFA_HOST_PROBLEM_HPP_
 
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/numerics.h"
 #include "zyfa/zyfa.h"
 
 namespace zyfa {
@@ -15,6 +17,15 @@ inline float default_softmax_scale(int64_t d_qk) { return 1.0f / std::sqrt(float
 // softmax_scale as validation resolves it: 0 means the default.
 inline float resolve_softmax_scale(float given, int64_t d_qk) {
   return given != 0.0f ? given : default_softmax_scale(d_qk);
+}
+
+// Whether a problem takes lean P codes (src/kernels/numerics.h) rather than exact P, as validation resolves
+// the descriptor's p_rounding (given as the int a caller stored, already checked to be a zyfa_p_rounding):
+// DEFAULT follows numerics::uses_lean_p(d_qk). BF16 rounds P to bf16 and never does.
+inline bool resolve_lean_p(bool fp8, int p_rounding, int64_t d_qk) {
+  if (!fp8) return false;
+  if (p_rounding == ZYFA_P_ROUNDING_DEFAULT) return numerics::uses_lean_p(int(d_qk));
+  return p_rounding == ZYFA_P_ROUNDING_LEAN;
 }
 
 // A tensor of logical shape (batch, seqlen, heads, dim) with element strides; dim is contiguous.
@@ -51,6 +62,7 @@ struct Problem {
   float *lse = nullptr;  // (batch, nheads, seqlen) contiguous, or nullptr
   float softmax_scale = 0.0f;  // resolved: never 0
   Descale q_descale, k_descale, v_descale;  // all 1 for BF16
+  bool lean_p = false;  // FP8: P codes from one FFMA (lean) rather than exp2 and a conversion (exact)
 
   bool fp8() const { return dtype == ZYFA_DTYPE_FP8_E4M3; }
   int64_t group() const { return nheads / nheads_k; }  // query heads per kv head

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <limits>
 
@@ -158,6 +160,47 @@ zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int
   }
 }
 
+// Every size of zyfa_attn_desc ever released, oldest first; when a field is appended, add the new size
+// here. A caller's descriptor is read up to its struct_size, and the fields past it keep the defaults of
+// ZYFA_ATTN_DESC_INIT.
+constexpr size_t kAttnDescV1Size = offsetof(zyfa_attn_desc, p_rounding);  // 0.1.0: up to v_descale
+static_assert(kAttnDescV1Size == offsetof(zyfa_attn_desc, v_descale) + sizeof(zyfa_descale),
+              "p_rounding starts where the first layout ended");
+constexpr size_t kKnownAttnDescSizes[] = {kAttnDescV1Size, sizeof(zyfa_attn_desc)};
+
+const char *p_rounding_name(int value) {
+  switch (value) {
+    case ZYFA_P_ROUNDING_DEFAULT: return "ZYFA_P_ROUNDING_DEFAULT";
+    case ZYFA_P_ROUNDING_LEAN: return "ZYFA_P_ROUNDING_LEAN";
+    case ZYFA_P_ROUNDING_EXACT: return "ZYFA_P_ROUNDING_EXACT";
+  }
+  return nullptr;
+}
+
+// p_rounding: a known value; FP8 only; lean P only where the kernels implement it (d_qk = 128).
+zyfa_status check_p_rounding(int value, bool fp8, int64_t d_qk) {
+  const char *name = p_rounding_name(value);
+  if (name == nullptr) {
+    return fail(ZYFA_STATUS_BAD_ARGUMENT,
+                "desc->p_rounding = %d: not a zyfa_p_rounding (ZYFA_P_ROUNDING_DEFAULT (0), ZYFA_P_ROUNDING_LEAN "
+                "(1) or ZYFA_P_ROUNDING_EXACT (2))",
+                value);
+  }
+  if (!fp8 && value != ZYFA_P_ROUNDING_DEFAULT) {
+    return fail(ZYFA_STATUS_FP8_FIELD_WITH_BF16,
+                "desc->p_rounding = %s (%d): P rounding applies to FP8 inputs only; with dtype BF16 leave it "
+                "ZYFA_P_ROUNDING_DEFAULT",
+                name, value);
+  }
+  if (value == ZYFA_P_ROUNDING_LEAN && d_qk != 128) {
+    return fail(ZYFA_STATUS_BAD_ARGUMENT,
+                "desc->p_rounding = ZYFA_P_ROUNDING_LEAN (1) with desc->d_qk = %lld: lean P is implemented at "
+                "d_qk = 128 only; use ZYFA_P_ROUNDING_DEFAULT or ZYFA_P_ROUNDING_EXACT",
+                (long long)d_qk);
+  }
+  return ZYFA_STATUS_SUCCESS;
+}
+
 struct ByteRange {
   const char *name;
   uintptr_t begin, end;
@@ -169,14 +212,19 @@ struct ByteRange {
 
 zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers, Problem *problem) {
   if (desc == nullptr) return fail(ZYFA_STATUS_NULL_ARGUMENT, "desc = NULL");
-  if (desc->struct_size != sizeof(zyfa_attn_desc)) {
+  const size_t size = desc->struct_size;
+  if (std::find(std::begin(kKnownAttnDescSizes), std::end(kKnownAttnDescSizes), size) ==
+      std::end(kKnownAttnDescSizes)) {
     return fail(ZYFA_STATUS_BAD_STRUCT_SIZE,
-                "desc->struct_size = %zu: this zyfa (%d.%d.%d) reads zyfa_attn_desc of %zu bytes; initialize "
-                "with ZYFA_ATTN_DESC_INIT and build against the header of the library you load",
-                desc->struct_size, ZYFA_VERSION_MAJOR, ZYFA_VERSION_MINOR, ZYFA_VERSION_PATCH,
-                sizeof(zyfa_attn_desc));
+                "desc->struct_size = %zu: this zyfa (%d.%d.%d) reads zyfa_attn_desc of %zu bytes (or %zu, the "
+                "first layout); initialize with ZYFA_ATTN_DESC_INIT and build against the header of the library "
+                "you load",
+                size, ZYFA_VERSION_MAJOR, ZYFA_VERSION_MINOR, ZYFA_VERSION_PATCH, sizeof(zyfa_attn_desc),
+                kAttnDescV1Size);
   }
-  const zyfa_attn_desc &d = *desc;
+  // Only the caller's bytes are read: an older caller's struct ends before the newer fields.
+  zyfa_attn_desc d = ZYFA_ATTN_DESC_INIT;
+  std::memcpy(static_cast<void *>(&d), desc, size);
   const int dtype = c_enum_value(d.dtype), layout = c_enum_value(d.layout);
   if (dtype != ZYFA_DTYPE_BF16 && dtype != ZYFA_DTYPE_FP8_E4M3) {
     return fail(ZYFA_STATUS_BAD_DTYPE, "desc->dtype = %d: must be ZYFA_DTYPE_BF16 (0) or ZYFA_DTYPE_FP8_E4M3 (1)",
@@ -222,6 +270,8 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
                 (double)d.softmax_scale);
   }
   const bool fp8 = d.dtype == ZYFA_DTYPE_FP8_E4M3;
+  const int p_rounding = c_enum_value(d.p_rounding);
+  if (zyfa_status s = check_p_rounding(p_rounding, fp8, d.d_qk)) return s;
   Problem p;
   p.dtype = d.dtype;
   p.batch = d.batch;
@@ -231,6 +281,7 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
   p.d_qk = d.d_qk;
   p.d_v = d.d_v;
   p.softmax_scale = resolve_softmax_scale(d.softmax_scale, d.d_qk);
+  p.lean_p = resolve_lean_p(fp8, p_rounding, d.d_qk);
   const struct {
     const char *name;
     const zyfa_descale &given;

@@ -10,11 +10,13 @@
 //       alpha = exp2(m - m_new); O *= alpha; l *= alpha; m = m_new
 //   BF16: p_j = bf16(exp2(fma(s_j, c, -m)));                      O += sum p_j v_j; l += sum p_j
 //   FP8:  per-block scaling, so that small P stay normal e4m3 values (H = kFp8HeadroomBinades):
-//         d = 128 (lean P):  shift = min(floor(m - bmax), kMaxBlockShift) + H, an integer number of binades
+//         (which of the two: Problem::lean_p, from the descriptor's p_rounding; see uses_lean_p)
+//         lean P (default at d = 128):
+//                            shift = min(floor(m - bmax), kMaxBlockShift) + H, an integer number of binades
 //                            that puts the block's largest code in (112, 120];
 //                            code_j = max(rint(s_j * 8c + (56 + 8 shift - 8m)), 0), unscale = 2^-shift
-//         d = 192 (exact P): the block's largest p becomes exactly 2^H (code 120), so the dominant weight
-//                            of a peaked row carries no rounding error:
+//         exact P (default at d_qk = 192): the block's largest p becomes exactly 2^H (code 120), so the
+//                            dominant weight of a peaked row carries no rounding error:
 //                            code_j = e4m3(exp2(fma(s_j, c, H - bmax))), unscale = exp2((bmax - m) - H)
 //         acc = sum e4m3_value(code_j) v_j, rs = sum e4m3_value(code_j) (fp32; rs is the denominator of
 //         the rounded P)
@@ -72,7 +74,8 @@ constexpr float kLn2 = 0.6931471805599453f;
 ZYFA_HD float lazy_rescale_threshold(bool fp8, int d_qk) {
   return fp8 ? kLazyRescaleFp8 : (d_qk == 128 ? kLazyRescaleBf16D128 : kLazyRescaleBf16D192);
 }
-// Lean P (codes from one multiply-add) at d = 128; exact P (an exponential) at d_qk = 192.
+// The default P rounding (ZYFA_P_ROUNDING_DEFAULT): lean P (codes from one multiply-add) at d = 128, exact
+// P (an exponential) at d_qk = 192. A descriptor may ask for exact P at d = 128 (Problem::lean_p).
 ZYFA_HD bool uses_lean_p(int d_qk) { return d_qk == 128; }
 
 ZYFA_HD uint32_t float_bits(float x) { uint32_t u; std::memcpy(&u, &x, 4); return u; }
@@ -144,7 +147,7 @@ ZYFA_HD int fp8_block_shift(float m, float bmax) {
   return shift + kFp8HeadroomBinades;
 }
 
-// Exact P (d_qk = 192): the exponent bias that maps the block max bmax to exactly 2^H, and the log2 of
+// Exact P: the exponent bias that maps the block max bmax to exactly 2^H, and the log2 of
 // the factor that folds the block back under reference m, clamped as the lean shift is so that the
 // factor stays a normal float (a block that far below the row max adds nothing representable).
 ZYFA_HD float fp8_exact_p_bias(float bmax) { return float(kFp8HeadroomBinades) - bmax; }

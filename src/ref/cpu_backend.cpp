@@ -47,7 +47,7 @@ struct HeadConstants {
 HeadConstants head_constants(const Problem &p, int64_t b, int64_t hk) {
   HeadConstants k;
   k.fp8 = p.fp8();
-  k.lean_p = k.fp8 && nx::uses_lean_p(int(p.d_qk));
+  k.lean_p = k.fp8 && p.lean_p;  // validation resolved the descriptor's p_rounding
   k.tau = nx::lazy_rescale_threshold(k.fp8, int(p.d_qk));
   k.c = p.softmax_scale * nx::kLog2e;
   if (k.fp8) {

@@ -22,6 +22,7 @@ int main(void) {
   zyfa_plan_cache_stats stats = ZYFA_PLAN_CACHE_STATS_INIT;
   expect(desc.struct_size == sizeof(zyfa_attn_desc), "ZYFA_ATTN_DESC_INIT sets struct_size");
   expect(desc.causal == 1 && desc.d_qk == 128 && desc.d_v == 128, "ZYFA_ATTN_DESC_INIT defaults");
+  expect(desc.p_rounding == ZYFA_P_ROUNDING_DEFAULT, "ZYFA_ATTN_DESC_INIT leaves the P rounding to the default");
   expect(qdesc.struct_size == sizeof(zyfa_quantize_desc), "ZYFA_QUANTIZE_DESC_INIT sets struct_size");
   expect(stats.struct_size == sizeof(zyfa_plan_cache_stats), "ZYFA_PLAN_CACHE_STATS_INIT sets struct_size");
   expect(zyfa_version() == ZYFA_VERSION, "zyfa_version matches the header");

@@ -7,10 +7,13 @@
 //    from finite inputs, or differs bit for bit from the same problem on contiguous copies of its inputs.
 //  - wild: any int64 shape, stride and pointer, with at least one tensor NULL so nothing can be read;
 //    every call must fail cleanly (overflow checks, messages), and prepare must not crash.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +40,8 @@ constexpr float kSaneSoftmaxScale = 16.0f;
 constexpr double kSaneScoreRange = 65536.0;
 constexpr double kLog2e = 1.4426950408889634;
 constexpr int kDescaleExponentRange = 16;
+// zyfa_attn_desc of the first header, which ends before p_rounding: a size the library accepts.
+constexpr size_t kFirstDescSize = offsetof(zyfa_attn_desc, p_rounding);
 
 enum Tensor { kQ, kK, kV, kOut, kTensors };
 
@@ -179,8 +184,8 @@ void poison_lse(Block &lse) {
 void build_bounded_case(FuzzedDataProvider &in, BoundedCase &c) {
   zyfa_attn_desc &d = c.desc;
   if (in.ConsumeIntegralInRange<int>(0, 31) == 0) {
-    const size_t kSizes[] = {0, 8, sizeof(zyfa_attn_desc) - 8, sizeof(zyfa_attn_desc) + 8};
-    d.struct_size = kSizes[in.ConsumeIntegralInRange<int>(0, 3)];
+    const size_t kSizes[] = {0, 8, kFirstDescSize - 8, kFirstDescSize, sizeof(zyfa_attn_desc) + 8};
+    d.struct_size = kSizes[in.ConsumeIntegralInRange<int>(0, 4)];
   }
   const int dtype_pick = in.ConsumeIntegralInRange<int>(0, 17);
   set_enum(&d.dtype, dtype_pick < 8 ? 0 : dtype_pick < 16 ? 1 : dtype_pick == 16 ? 2 : -1);
@@ -291,7 +296,30 @@ void build_bounded_case(FuzzedDataProvider &in, BoundedCase &c) {
   }
   if (d.v == d.k && d.k != nullptr && c.blocks[kK].size() < c.blocks[kV].size()) d.v = c.blocks[kV].data();
   c.pointer_null = !d.q || !d.k || !d.v || !d.out;
+
+  // P rounding: mostly the default; FP8 both others (lean with d_qk = 192 is refused); rarely a value that
+  // BF16 refuses, or no zyfa_p_rounding at all.
+  const int rounding_pick = in.ConsumeIntegralInRange<int>(0, 31);
+  if (rounding_pick == 31) set_enum(&d.p_rounding, in.ConsumeBool() ? 3 : -1);
+  else if (rounding_pick == 30 || (fp8 && rounding_pick >= 16)) {
+    set_enum(&d.p_rounding, in.ConsumeBool() ? ZYFA_P_ROUNDING_LEAN : ZYFA_P_ROUNDING_EXACT);
+  }
 }
+
+// The descriptor as a caller of its struct_size holds it: exactly those bytes (at least the struct_size
+// field, at most the whole struct), so that a read past an older caller's struct is a heap overflow.
+class CallerDesc {
+ public:
+  explicit CallerDesc(const zyfa_attn_desc &d)
+      : size_(std::clamp(d.struct_size, sizeof(size_t), sizeof(zyfa_attn_desc))), bytes_(new unsigned char[size_]) {
+    std::memcpy(bytes_.get(), &d, size_);
+  }
+  const zyfa_attn_desc *get() const { return reinterpret_cast<const zyfa_attn_desc *>(bytes_.get()); }
+
+ private:
+  size_t size_;
+  std::unique_ptr<unsigned char[]> bytes_;
+};
 
 // The byte ranges a successful call may write (out, lse) must not overlap anything it reads or writes.
 bool outputs_overlap(const BoundedCase &c) {
@@ -439,7 +467,8 @@ void run_bounded(FuzzedDataProvider &in) {
   build_bounded_case(in, c);
   trace_attention(c.desc, c.values.c_str());
   const auto before = snapshot_all(c);
-  const zyfa_status host = zyfa_attn_fwd_host(&c.desc);
+  const CallerDesc caller(c.desc);
+  const zyfa_status host = zyfa_attn_fwd_host(caller.get());
   check_status_contract(host, "zyfa_attn_fwd_host");
   if (host != ZYFA_STATUS_SUCCESS) {
     require(blocks_unchanged(c, before, false), "zyfa_attn_fwd_host", "failed but changed memory");
@@ -454,9 +483,9 @@ void run_bounded(FuzzedDataProvider &in) {
   // must write nothing.
   if (!gpu_entries_stop_at_device_check()) return;
   const auto after = snapshot_all(c);
-  const zyfa_status prepare = zyfa_attn_prepare(&c.desc, nullptr);
+  const zyfa_status prepare = zyfa_attn_prepare(caller.get(), nullptr);
   check_status_contract(prepare, "zyfa_attn_prepare");
-  const zyfa_status gpu = zyfa_attn_fwd(&c.desc, nullptr);
+  const zyfa_status gpu = zyfa_attn_fwd(caller.get(), nullptr);
   check_status_contract(gpu, "zyfa_attn_fwd");
   if (host == ZYFA_STATUS_SUCCESS) {
     require(device_status(prepare), "zyfa_attn_prepare", "refused a descriptor the host backend accepted");
@@ -493,6 +522,7 @@ void run_wild(FuzzedDataProvider &in) {
     s->batch_stride = pick_edge_or(in, in.ConsumeIntegral<int64_t>());
     s->head_stride = pick_edge_or(in, in.ConsumeIntegral<int64_t>());
   }
+  set_enum(&d.p_rounding, in.ConsumeIntegralInRange<int>(-1, 3));
   // Pointers that are never dereferenced: near zero, near the top of the address space, or any value.
   auto fake_pointer = [&]() -> uintptr_t {
     switch (in.ConsumeIntegralInRange<int>(0, 3)) {

@@ -62,18 +62,19 @@ bool tracing() {
 
 void trace_attention(const zyfa_attn_desc &d, const char *values) {
   if (!tracing()) return;
-  int dtype, layout, kinds[3];
+  int dtype, layout, p_rounding, kinds[3];
   std::memcpy(&dtype, &d.dtype, sizeof dtype);
   std::memcpy(&layout, &d.layout, sizeof layout);
+  std::memcpy(&p_rounding, &d.p_rounding, sizeof p_rounding);
   const zyfa_descale *descales[3] = {&d.q_descale, &d.k_descale, &d.v_descale};
   for (int i = 0; i < 3; ++i) std::memcpy(&kinds[i], &descales[i]->kind, sizeof kinds[i]);
   std::fprintf(stderr,
                "attention: struct_size %zu dtype %d layout %d batch %lld seqlen %lld heads %lld/%lld d %lld/%lld "
-               "scale %g causal %d lse %p values %s\n"
+               "scale %g causal %d p_rounding %d lse %p values %s\n"
                "  q %p {%lld %lld %lld} k %p {%lld %lld %lld} v %p {%lld %lld %lld} out %p {%lld %lld %lld}\n",
                d.struct_size, dtype, layout, (long long)d.batch, (long long)d.seqlen, (long long)d.nheads,
                (long long)d.nheads_k, (long long)d.d_qk, (long long)d.d_v, (double)d.softmax_scale, (int)d.causal,
-               (void *)d.lse, values, d.q, (long long)d.q_strides.batch, (long long)d.q_strides.seq,
+               p_rounding, (void *)d.lse, values, d.q, (long long)d.q_strides.batch, (long long)d.q_strides.seq,
                (long long)d.q_strides.head, d.k, (long long)d.k_strides.batch, (long long)d.k_strides.seq,
                (long long)d.k_strides.head, d.v, (long long)d.v_strides.batch, (long long)d.v_strides.seq,
                (long long)d.v_strides.head, d.out, (long long)d.out_strides.batch, (long long)d.out_strides.seq,

@@ -28,8 +28,12 @@ TEST(CppLayer, BuilderFillsTheDescriptor) {
   EXPECT_EQ(attn.desc().dtype, ZYFA_DTYPE_FP8_E4M3);
   EXPECT_EQ(attn.desc().k_descale.kind, ZYFA_DESCALE_HOST);
   EXPECT_EQ(attn.desc().k_descale.value, 0.25f);
-  attn.bf16();
+  EXPECT_EQ(attn.desc().p_rounding, ZYFA_P_ROUNDING_DEFAULT);
+  attn.p_rounding(ZYFA_P_ROUNDING_EXACT);
+  EXPECT_EQ(attn.desc().p_rounding, ZYFA_P_ROUNDING_EXACT);
+  attn.bf16();  // clears the FP8-only fields
   EXPECT_EQ(attn.desc().q_descale.kind, ZYFA_DESCALE_NONE);
+  EXPECT_EQ(attn.desc().p_rounding, ZYFA_P_ROUNDING_DEFAULT);
 }
 
 TEST(CppLayer, ErrorsThrowWithStatusAndMessage) {

@@ -3,8 +3,10 @@
 // Every case poisons its outputs first and checks that each element was written and no gap was touched.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "kernels/numerics.h"
@@ -32,12 +34,11 @@ constexpr double kMaxLseErrFp8ExactP = 0.065;
 constexpr double kMaxLseErrFp8LeanP = 0.105;
 constexpr uint64_t kSeed = 20261129;
 
-bool lean_p(const AttentionShape &s) { return s.fp8() && numerics::uses_lean_p(int(s.d_qk)); }
 double max_rel_rms(const AttentionShape &s) {
-  return !s.fp8() ? kMaxRelRmsBf16 : lean_p(s) ? kMaxRelRmsFp8LeanP : kMaxRelRmsFp8ExactP;
+  return !s.fp8() ? kMaxRelRmsBf16 : s.lean_p() ? kMaxRelRmsFp8LeanP : kMaxRelRmsFp8ExactP;
 }
 double max_lse_err(const AttentionShape &s) {
-  return !s.fp8() ? kMaxLseErrBf16 : lean_p(s) ? kMaxLseErrFp8LeanP : kMaxLseErrFp8ExactP;
+  return !s.fp8() ? kMaxLseErrBf16 : s.lean_p() ? kMaxLseErrFp8LeanP : kMaxLseErrFp8ExactP;
 }
 
 std::vector<AttentionShape> backend_cases() {
@@ -60,6 +61,10 @@ std::vector<AttentionShape> backend_cases() {
   cases.push_back(per_head);
   per_head.d_qk = 192;
   cases.push_back(per_head);
+  // Exact P at d = 128 (the descriptor's p_rounding): rows of ones, strides, a partial block.
+  AttentionShape exact_p = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 129, 4, 1, Layout::kStrided);
+  exact_p.p_rounding = ZYFA_P_ROUNDING_EXACT;
+  cases.push_back(exact_p);
   AttentionShape no_lse = attention_shape(ZYFA_DTYPE_BF16, 128, 1, 65, 4, 4, Layout::kBSHD);
   no_lse.with_lse = false;
   cases.push_back(no_lse);
@@ -146,6 +151,97 @@ TEST(CpuBackendScale, ExplicitSoftmaxScale) {
       std::printf("[ measured ] %s scale %g out %s\n", shape.name().c_str(), double(scale), e.describe().c_str());
       EXPECT_TRUE(within_rel_rms(e, max_rel_rms(shape))) << "scale " << scale;
     }
+  }
+}
+
+// ---- The descriptor's P rounding (zyfa_p_rounding), through the C ABI.
+
+// The bits of one zyfa_attn_fwd_host call on h's inputs with the given P rounding.
+struct HostRun {
+  std::vector<uint8_t> out;
+  std::vector<float> lse;
+  bool operator==(const HostRun &o) const { return out == o.out && lse == o.lse; }
+};
+
+HostRun run_host(HostAttention &h, zyfa_p_rounding rounding, size_t struct_size = sizeof(zyfa_attn_desc)) {
+  h.poison_outputs();
+  zyfa_attn_desc d = h.desc();
+  d.p_rounding = rounding;
+  d.struct_size = struct_size;
+  // Exactly the caller's bytes, so that a read past an older caller's struct would be out of bounds.
+  std::unique_ptr<unsigned char[]> caller(new unsigned char[struct_size]);
+  std::memcpy(caller.get(), &d, struct_size);
+  const zyfa_status s = zyfa_attn_fwd_host(reinterpret_cast<const zyfa_attn_desc *>(caller.get()));
+  EXPECT_EQ(s, ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  EXPECT_TRUE(outputs_written(h));
+  const auto *out = static_cast<const uint8_t *>(h.out.data());
+  return HostRun{std::vector<uint8_t>(out, out + h.out.size_bytes()), h.lse};
+}
+
+// Issue 2's bound, 2.5e-2 relative RMS against fp64 on std-1 Gaussians, which lean P misses at d = 128:
+// exact P must meet it at every length, and be the more accurate of the two.
+struct PRoundingCase {
+  int64_t seqlen, nheads, nheads_k;
+};
+
+class CpuBackendPRounding : public ::testing::TestWithParam<PRoundingCase> {};
+
+TEST_P(CpuBackendPRounding, ExactPMeetsTheFp8BoundAtD128) {
+  const PRoundingCase c = GetParam();
+  const AttentionShape shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 1, c.seqlen, c.nheads, c.nheads_k);
+  HostAttention h(shape);
+  const uint64_t seed = fresh_seed();
+  ActivationSpec gaussian;
+  gaussian.std = 1.0f;
+  h.set_inputs(generate_activations(shape.qkv(), gaussian, seed));
+  const ref::ReferenceResult expected = ref::attention_fp64(h.problem());
+
+  const HostRun exact = run_host(h, ZYFA_P_ROUNDING_EXACT);
+  const ErrorStats exact_err = compare_to_reference(h.out_values(), expected.out);
+  const ErrorStats exact_lse = compare_to_reference(h.lse_values(), expected.lse);
+  const HostRun lean = run_host(h, ZYFA_P_ROUNDING_LEAN);
+  const ErrorStats lean_err = compare_to_reference(h.out_values(), expected.out);
+  std::printf("[ measured ] %s seed %llu: exact P out %s, lse max_abs %.3e; lean P out %s\n", shape.name().c_str(),
+              (unsigned long long)seed, exact_err.describe().c_str(), exact_lse.max_abs, lean_err.describe().c_str());
+  EXPECT_TRUE(within_rel_rms(exact_err, kMaxRelRmsFp8ExactP)) << "exact P, seed " << seed;
+  EXPECT_LE(exact_lse.max_abs, kMaxLseErrFp8ExactP) << "seed " << seed;
+  EXPECT_TRUE(within_rel_rms(lean_err, kMaxRelRmsFp8LeanP)) << "lean P, seed " << seed;
+  EXPECT_LT(exact_err.rel_rms, lean_err.rel_rms) << "seed " << seed;
+  EXPECT_FALSE(exact == lean) << "exact and lean P gave the same bits";
+}
+
+INSTANTIATE_TEST_SUITE_P(Lengths, CpuBackendPRounding,
+                         ::testing::Values(PRoundingCase{128, 8, 2}, PRoundingCase{1000, 4, 1},
+                                           PRoundingCase{4096, 2, 1}),
+                         [](const auto &param_info) {  // the shape's name, so CI's sanitizer filters see _s4096_
+                           const PRoundingCase &c = param_info.param;
+                           return attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 1, c.seqlen, c.nheads, c.nheads_k).name();
+                         });
+
+// DEFAULT is numerics::uses_lean_p: lean P at d = 128, exact P at d_qk = 192, bit for bit.
+TEST(CpuBackendPRoundingDefault, LeanAtD128ExactAtD192) {
+  for (int64_t d_qk : {128, 192}) {
+    const AttentionShape shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, d_qk, 1, 300, 4, 2);
+    HostAttention h(shape);
+    h.set_inputs(generate_activations(shape.qkv(), ActivationSpec(), kSeed + 4));
+    const HostRun by_default = run_host(h, ZYFA_P_ROUNDING_DEFAULT);
+    const zyfa_p_rounding rule = d_qk == 128 ? ZYFA_P_ROUNDING_LEAN : ZYFA_P_ROUNDING_EXACT;
+    EXPECT_TRUE(by_default == run_host(h, rule)) << "d_qk " << d_qk;
+    if (d_qk == 128) {
+      EXPECT_FALSE(by_default == run_host(h, ZYFA_P_ROUNDING_EXACT));
+    }
+  }
+}
+
+// A caller built against the first header (struct_size ends at v_descale) gets DEFAULT.
+TEST(CpuBackendPRoundingDefault, FirstDescriptorLayoutReadsAsDefault) {
+  const size_t first_layout = offsetof(zyfa_attn_desc, p_rounding);
+  for (int64_t d_qk : {128, 192}) {
+    const AttentionShape shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, d_qk, 1, 200, 2, 1);
+    HostAttention h(shape);
+    h.set_inputs(generate_activations(shape.qkv(), ActivationSpec(), kSeed + 5));
+    const HostRun old_caller = run_host(h, ZYFA_P_ROUNDING_EXACT, first_layout);  // p_rounding not passed
+    EXPECT_TRUE(old_caller == run_host(h, ZYFA_P_ROUNDING_DEFAULT)) << "d_qk " << d_qk;
   }
 }
 

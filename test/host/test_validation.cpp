@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -139,6 +140,24 @@ std::vector<InvalidCase> invalid_cases() {
          d.q_descale.kind = ZYFA_DESCALE_DEVICE;
          d.q_descale.ptr = &kDeviceDescale;
        }},
+      {"p_rounding_unknown", ZYFA_STATUS_BAD_ARGUMENT, "p_rounding = 3",
+       [fp8](auto &d, auto &) {
+         fp8(d);
+         d.p_rounding = zyfa_p_rounding(3);
+       }},
+      {"p_rounding_negative_bf16", ZYFA_STATUS_BAD_ARGUMENT, "p_rounding = -1",
+       [](auto &d, auto &) { d.p_rounding = zyfa_p_rounding(-1); }},
+      {"p_rounding_lean_d192", ZYFA_STATUS_BAD_ARGUMENT,
+       "p_rounding = ZYFA_P_ROUNDING_LEAN (1) with desc->d_qk = 192",
+       [fp8](auto &d, auto &) {
+         fp8(d);
+         d.d_qk = 192;
+         d.p_rounding = ZYFA_P_ROUNDING_LEAN;
+       }},
+      {"bf16_with_p_rounding_exact", ZYFA_STATUS_FP8_FIELD_WITH_BF16, "p_rounding = ZYFA_P_ROUNDING_EXACT (2)",
+       [](auto &d, auto &) { d.p_rounding = ZYFA_P_ROUNDING_EXACT; }},
+      {"bf16_with_p_rounding_lean", ZYFA_STATUS_FP8_FIELD_WITH_BF16, "p_rounding = ZYFA_P_ROUNDING_LEAN (1)",
+       [](auto &d, auto &) { d.p_rounding = ZYFA_P_ROUNDING_LEAN; }},
       {"not_causal", ZYFA_STATUS_NOT_CAUSAL, "causal = 0", [](auto &d, auto &) { d.causal = 0; }},
       {"size_overflow", ZYFA_STATUS_SIZE_OVERFLOW, "seqlen",
        [](auto &d, auto &) {
@@ -176,6 +195,23 @@ TEST_P(InvalidDescriptor, GpuEntryPointsRefuseBeforeTouchingADevice) {
 
 INSTANTIATE_TEST_SUITE_P(EveryField, InvalidDescriptor, ::testing::ValuesIn(invalid_cases()),
                          [](const auto &param_info) { return std::string(param_info.param.name); });
+
+// The first layout of zyfa_attn_desc ends before p_rounding: such a caller is accepted, and whatever lies
+// past its struct_size is not read (here a value that would be refused).
+TEST(Validation, FirstDescriptorLayoutIsAccepted) {
+  Buffers b;
+  zyfa_attn_desc d = b.desc();
+  d.p_rounding = zyfa_p_rounding(77);
+  ASSERT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_BAD_ARGUMENT);
+  d.struct_size = offsetof(zyfa_attn_desc, p_rounding);
+  EXPECT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  EXPECT_FALSE(b.untouched());
+  // Sizes between the known layouts are not layouts.
+  d.struct_size = offsetof(zyfa_attn_desc, p_rounding) + 4;
+  EXPECT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_BAD_STRUCT_SIZE);
+  d.struct_size = offsetof(zyfa_attn_desc, v_descale);
+  EXPECT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_BAD_STRUCT_SIZE);
+}
 
 TEST(Validation, NullDescriptor) {
   EXPECT_EQ(zyfa_attn_fwd_host(nullptr), ZYFA_STATUS_NULL_ARGUMENT);

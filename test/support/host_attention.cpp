@@ -74,8 +74,12 @@ std::string AttentionShape::name() const {
        std::to_string(nheads_k) + "_" + layout_name(layout);
   if (per_head_descale) n += "_headdescale";
   if (!with_lse) n += "_nolse";
+  if (p_rounding == ZYFA_P_ROUNDING_LEAN) n += "_leanp";
+  if (p_rounding == ZYFA_P_ROUNDING_EXACT) n += "_exactp";
   return n;
 }
+
+bool AttentionShape::lean_p() const { return resolve_lean_p(fp8(), p_rounding, d_qk); }
 
 AttentionShape attention_shape(zyfa_dtype dtype, int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads,
                                int64_t nheads_k, Layout layout, bool per_head_descale, bool with_lse) {
@@ -212,6 +216,7 @@ zyfa::Problem HostAttention::problem() const {
   p.q_descale = problem_descale(q_descale, sh);
   p.k_descale = problem_descale(k_descale, sh);
   p.v_descale = problem_descale(v_descale, sh);
+  p.lean_p = sh.lean_p();
   return p;
 }
 
@@ -243,6 +248,7 @@ zyfa_attn_desc HostAttention::desc() {
   d.q_descale = desc_descale(q_descale, sh);
   d.k_descale = desc_descale(k_descale, sh);
   d.v_descale = desc_descale(v_descale, sh);
+  d.p_rounding = sh.p_rounding;
   return d;
 }
 

@@ -68,10 +68,13 @@ struct AttentionShape {
   float softmax_scale = 0.0f;     // 0: 1/sqrt(d_qk), as validation resolves it
   bool per_head_descale = false;  // FP8: one descale per (batch, kv head), passed as an array
   bool with_lse = true;
+  zyfa_p_rounding p_rounding = ZYFA_P_ROUNDING_DEFAULT;  // FP8 only
 
   bool fp8() const { return dtype == ZYFA_DTYPE_FP8_E4M3; }
   QkvShape qkv() const { return {batch, seqlen, nheads, nheads_k, d_qk, d_v}; }
-  // e.g. "fp8_d192_b1_s129_h16_hk2_bshd" (+ "_headdescale"), usable as a gtest name.
+  // P codes from one FFMA: p_rounding as validation resolves it.
+  bool lean_p() const;
+  // e.g. "fp8_d192_b1_s129_h16_hk2_bshd" (+ "_headdescale", "_leanp", "_exactp"), usable as a gtest name.
   std::string name() const;
 };
 

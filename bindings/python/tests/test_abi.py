@@ -46,13 +46,14 @@ def python_layout():
     for status in Status:
         layout[f"const ZYFA_STATUS_{status.name}"] = int(status)
     for name in dir(_abi):
-        if name.startswith(("ZYFA_DTYPE_", "ZYFA_LAYOUT_", "ZYFA_DESCALE_", "ZYFA_ROTATION_")):
+        if name.startswith(("ZYFA_DTYPE_", "ZYFA_LAYOUT_", "ZYFA_DESCALE_", "ZYFA_ROTATION_", "ZYFA_P_ROUNDING_")):
             layout[f"const {name}"] = getattr(_abi, name)
     attn, quantize, stats = _abi.zyfa_attn_desc(), _abi.zyfa_quantize_desc(), _abi.zyfa_plan_cache_stats()
     for key, value in [("zyfa_attn_desc.struct_size", attn.struct_size), ("zyfa_attn_desc.dtype", attn.dtype),
                        ("zyfa_attn_desc.layout", attn.layout), ("zyfa_attn_desc.d_qk", attn.d_qk),
                        ("zyfa_attn_desc.d_v", attn.d_v), ("zyfa_attn_desc.causal", attn.causal),
                        ("zyfa_attn_desc.q_descale.kind", attn.q_descale.kind),
+                       ("zyfa_attn_desc.p_rounding", attn.p_rounding),
                        ("zyfa_quantize_desc.struct_size", quantize.struct_size),
                        ("zyfa_quantize_desc.rotation", quantize.rotation),
                        ("zyfa_plan_cache_stats.struct_size", stats.struct_size)]:

@@ -21,6 +21,10 @@ ZYFA_DESCALE_DEVICE = 2
 ZYFA_ROTATION_NONE = 0
 ZYFA_ROTATION_HADAMARD = 1
 
+ZYFA_P_ROUNDING_DEFAULT = 0
+ZYFA_P_ROUNDING_LEAN = 1
+ZYFA_P_ROUNDING_EXACT = 2
+
 # C enums are int on every ABI zyfa targets.
 c_enum = ctypes.c_int
 
@@ -64,12 +68,13 @@ class zyfa_attn_desc(ctypes.Structure):
         ("q_descale", zyfa_descale),
         ("k_descale", zyfa_descale),
         ("v_descale", zyfa_descale),
+        ("p_rounding", c_enum),
     ]
 
     def __init__(self, **fields):
         """ZYFA_ATTN_DESC_INIT, then `fields`."""
         defaults = dict(struct_size=ctypes.sizeof(zyfa_attn_desc), dtype=ZYFA_DTYPE_BF16, layout=ZYFA_LAYOUT_BSHD,
-                        d_qk=128, d_v=128, causal=1)
+                        d_qk=128, d_v=128, causal=1, p_rounding=ZYFA_P_ROUNDING_DEFAULT)
         super().__init__(**{**defaults, **fields})
 
 

@@ -59,6 +59,12 @@ pub type zyfa_rotation = c_int;
 pub const ZYFA_ROTATION_NONE: zyfa_rotation = 0;
 pub const ZYFA_ROTATION_HADAMARD: zyfa_rotation = 1;
 
+/// How FP8 attention rounds P to e4m3: DEFAULT is lean at d_qk = 128 and exact at 192; LEAN is d_qk = 128 only.
+pub type zyfa_p_rounding = c_int;
+pub const ZYFA_P_ROUNDING_DEFAULT: zyfa_p_rounding = 0;
+pub const ZYFA_P_ROUNDING_LEAN: zyfa_p_rounding = 1;
+pub const ZYFA_P_ROUNDING_EXACT: zyfa_p_rounding = 2;
+
 /// Strides in elements of a (batch, seqlen, heads, dim) tensor; read only with ZYFA_LAYOUT_STRIDED.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -110,6 +116,8 @@ pub struct zyfa_attn_desc {
     pub q_descale: zyfa_descale,
     pub k_descale: zyfa_descale,
     pub v_descale: zyfa_descale,
+    /// FP8 only; BF16 leaves it ZYFA_P_ROUNDING_DEFAULT.
+    pub p_rounding: zyfa_p_rounding,
 }
 
 /// ZYFA_ATTN_DESC_INIT: BF16, BSHD, d = 128, causal, no LSE, default softmax scale.
@@ -139,6 +147,7 @@ impl Default for zyfa_attn_desc {
             q_descale: zyfa_descale::default(),
             k_descale: zyfa_descale::default(),
             v_descale: zyfa_descale::default(),
+            p_rounding: ZYFA_P_ROUNDING_DEFAULT,
         }
     }
 }
