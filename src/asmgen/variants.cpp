@@ -10,6 +10,9 @@ const std::vector<Variant> &variants() {
       {"fp8_d192", 192, 128, numerics::uses_lean_p(192), Schedule::kMmaSync},
       {"fp8_wgmma_d128", 128, 128, numerics::uses_lean_p(128), Schedule::kWgmma},
       {"fp8_wgmma_d192", 192, 128, numerics::uses_lean_p(192), Schedule::kWgmma},
+      // Exact P at d = 128, for callers who ask for it (zyfa_attn_desc.p_rounding).
+      {"fp8_d128_exact", 128, 128, false, Schedule::kMmaSync},
+      {"fp8_wgmma_d128_exact", 128, 128, false, Schedule::kWgmma},
   };
   return table;
 }

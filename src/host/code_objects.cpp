@@ -8,10 +8,11 @@
 
 namespace zyfa {
 
-const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool wgmma) {
-  for (int i = 0; i < kCodeObjectCount; ++i)
-    if (kCodeObjects[i].d_qk == d_qk && kCodeObjects[i].d_v == d_v && kCodeObjects[i].wgmma == wgmma)
-      return &kCodeObjects[i];
+const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool lean_p, bool wgmma) {
+  for (int i = 0; i < kCodeObjectCount; ++i) {
+    const CodeObject &o = kCodeObjects[i];
+    if (o.d_qk == d_qk && o.d_v == d_v && o.lean_p == lean_p && o.wgmma == wgmma) return &o;
+  }
   return nullptr;
 }
 

@@ -23,8 +23,8 @@ struct CodeObject {
 extern const CodeObject kCodeObjects[];
 extern const int kCodeObjectCount;
 
-// The FP8 attention kernel for (d_qk, d_v) of the given schedule, or nullptr if none was built.
-const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool wgmma);
+// The FP8 attention kernel for (d_qk, d_v), P rounding and schedule, or nullptr if none was built.
+const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool lean_p, bool wgmma);
 
 // The kernel of `object` on the current device, loaded on first use (once per device and object;
 // thread-safe), its dynamic shared memory limit set. Returns a cudaError_t value; *function is a CUfunction.

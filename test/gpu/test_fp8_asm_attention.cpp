@@ -80,7 +80,7 @@ Fp8Case fp8_case(int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads, in
   return c;
 }
 
-bool lean_p(const AttentionShape &s) { return numerics::uses_lean_p(int(s.d_qk)); }
+bool lean_p(const AttentionShape &s) { return s.lean_p(); }
 
 // Host inputs of a case, their device copies (outputs poisoned), the plan cache's job table, and launches
 // of the asmgen kernel whose outputs come back into host().
@@ -239,6 +239,13 @@ std::vector<Fp8Case> accuracy_cases() {
     cases.push_back(fp8_case(d, 1, 1000, 8, 2, Layout::kBSHD, D::kDeviceScalar, A::kStructured));
     cases.push_back(fp8_case(d, 1, 4097, 4, 1, Layout::kBHSD, D::kDeviceScalar));             // MQA, odd tail
     cases.push_back(fp8_case(d, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured));
+  }
+  // Exact P at d = 128 (p_rounding EXACT).
+  for (const Fp8Case &base : {fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, D::kDevicePerHead),
+                              fp8_case(128, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured)}) {
+    Fp8Case c = base;
+    c.shape.p_rounding = ZYFA_P_ROUNDING_EXACT;
+    cases.push_back(c);
   }
   // The mma.sync schedule (what tensors TMA cannot map take): a few of the same cases.
   const size_t wgmma_cases = cases.size();
