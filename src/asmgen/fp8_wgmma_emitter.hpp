@@ -70,7 +70,10 @@ static_assert(nx::kKeyBlock == nx::kQueryTile, "the diagonal of a query tile mus
 static_assert(kPvN % 8 == 0 && kPvN <= 256, "the N of an e4m3 wgmma");
 
 // ---- shared memory
-constexpr int kStages = 2;          // K, V and V^T buffers each
+// K, V and V^T buffers each: as many as shared memory holds, up to kMaxStages (an FP8 block is consumed
+// in about half the time of a BF16 one, so copies need more blocks of lead).
+constexpr int kMaxStages = 4;
+constexpr int kMaxSharedBytes = 227 * 1024;  // a CTA's dynamic shared memory on sm_90
 // Q and K: column blocks of 64 bytes (d_qk = 128 and 192 are whole blocks), 64-byte swizzle.
 constexpr int kQkBlockBytes = 64;
 // V as TMA lands it and V^T: 128-byte rows, 128-byte swizzle.
@@ -86,6 +89,7 @@ constexpr uint64_t kEvictLast = 0x14F0000000000000ull;
 
 struct SharedLayout {
   int d_qk = 0;
+  int stages = 0;        // K, V and V^T buffers each
   int qk_blocks = 0;     // 64-byte column blocks of a Q or K row
   int qk_steps = 0;      // k32 steps of S = Q K^T
   int q = 0, k = 0, v = 0, vt = 0, barriers = 0;  // offsets from the 1024-aligned base
@@ -94,10 +98,10 @@ struct SharedLayout {
 };
 SharedLayout shared_layout(const Variant &v);
 
-// mbarriers, in this order after the tiles; the ringed ones kStages each.
-enum Barrier : int { kQFull, kQEmpty, kKFull, kKEmpty = kKFull + kStages, kVFull = kKEmpty + kStages,
-                     kVEmpty = kVFull + kStages, kVtFull = kVEmpty + kStages, kVtEmpty = kVtFull + kStages,
-                     kBarrierCount = kVtEmpty + kStages };
+// mbarriers, in this order after the tiles; the ringed ones kMaxStages each (the layout's stages used).
+enum Barrier : int { kQFull, kQEmpty, kKFull, kKEmpty = kKFull + kMaxStages, kVFull = kKEmpty + kMaxStages,
+                     kVEmpty = kVFull + kMaxStages, kVtFull = kVEmpty + kMaxStages, kVtEmpty = kVtFull + kMaxStages,
+                     kBarrierCount = kVtEmpty + kMaxStages };
 
 // A ring position: the buffer in use and the parity of its barriers' current phase.
 struct Ring {

@@ -14,6 +14,7 @@
 //       then:         O += P_last V^T_last; out = bf16(O / rowsum * v_descale), lse
 #include "asmgen/fp8_attention.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "asmgen/fp8_wgmma_emitter.hpp"
@@ -31,12 +32,15 @@ SharedLayout shared_layout(const Variant &v) {
   L.k_bytes = nx::kKeyBlock * v.d_qk;
   L.v_bytes = nx::kKeyBlock * kVRowBytes;
   L.vt_bytes = kPvN * kVRowBytes;
+  const int fixed = L.q_bytes + 8 * kBarrierCount + kAtomAlign;  // the base is rounded up to an atom
+  const int per_stage = L.k_bytes + L.v_bytes + L.vt_bytes;
+  L.stages = std::min(kMaxStages, (kMaxSharedBytes - fixed) / per_stage);
   L.q = 0;
   L.k = L.q + L.q_bytes;
-  L.v = L.k + kStages * L.k_bytes;
-  L.vt = L.v + kStages * L.v_bytes;
-  L.barriers = L.vt + kStages * L.vt_bytes;
-  L.bytes = L.barriers + 8 * kBarrierCount + kAtomAlign;  // the base is rounded up to an atom
+  L.v = L.k + L.stages * L.k_bytes;
+  L.vt = L.v + L.stages * L.v_bytes;
+  L.barriers = L.vt + L.stages * L.vt_bytes;
+  L.bytes = L.barriers + 8 * kBarrierCount + kAtomAlign;
   return L;
 }
 
@@ -88,7 +92,7 @@ Reg WgmmaEmitter::barrier(int which) { return barrier(which, Reg{}); }
 void WgmmaEmitter::advance(Ring &r) {
   b.add(r.index, r.index, imm(1));
   const Reg wrap = b.temp(Type::kPred, "ring_wrap");
-  b.setp(wrap, Cmp::kEq, Type::kU32, r.index, imm(kStages));
+  b.setp(wrap, Cmp::kEq, Type::kU32, r.index, imm(layout.stages));
   auto g = b.when(wrap);
   b.mov(r.index, imm(0));
   b.xor_(r.phase, r.phase, imm(1));
@@ -131,7 +135,7 @@ void WgmmaEmitter::kernel_setup() {
     b.prefetch_tensormap(v_map);
     b.mbar_init(barrier(kQFull), 1);
     b.mbar_init(barrier(kQEmpty), kConsumerWarps);
-    for (int st = 0; st < kStages; ++st) {
+    for (int st = 0; st < layout.stages; ++st) {
       b.mbar_init(barrier(kKFull + st), 1);
       b.mbar_init(barrier(kKEmpty + st), kConsumerWarps);
       b.mbar_init(barrier(kVFull + st), 1);
@@ -141,22 +145,17 @@ void WgmmaEmitter::kernel_setup() {
     }
     b.fence_mbarrier_init();
   });
-  // V^T's rows of ones (never overwritten): 16 bytes per producer thread cover every buffer's 8 rows.
+  // V^T's rows of ones (never overwritten): each producer thread writes 16 bytes of every buffer's 8 rows.
   const Reg producer = b.temp(Type::kPred, "is_producer");
   b.setp(producer, Cmp::kEq, Type::kS32, warpgroup, imm(0));
   if_(producer, false, [&] {
-    static_assert(kStages * kOnesRows * kVRowBytes == kWarpgroupThreads * 16, "one 16-byte store per thread");
-    const Reg buffer = b.temp(Type::kU32, "ones_buffer");  // which buffer: tid / (threads per buffer)
-    constexpr int kThreadsPerBuffer = kOnesRows * kVRowBytes / 16;
-    b.div(buffer, tid, imm(kThreadsPerBuffer));
-    const Reg within = b.temp(Type::kU32, "ones_within");
-    b.and_(within, tid, imm(kThreadsPerBuffer - 1));
+    static_assert(kOnesRows * kVRowBytes == kWarpgroupThreads * 8, "8 bytes per thread per buffer");
     const Reg addr = b.temp(Type::kU32, "ones_addr");
-    b.mad_lo(addr, buffer, imm(layout.vt_bytes), smem);
-    b.mad_lo(addr, within, imm(16), addr);
+    b.mad_lo(addr, tid, imm(8), smem);
     const Reg ones = b.temp(Type::kB32, "e4m3_ones");
     b.mov(ones, imm(kE4m3OneX4));
-    b.st_shared(Type::kB32, addr, layout.vt + kDv * kVRowBytes, {ones, ones, ones, ones});
+    for (int st = 0; st < layout.stages; ++st)
+      b.st_shared(Type::kB32, addr, layout.vt + st * layout.vt_bytes + kDv * kVRowBytes, {ones, ones});
     b.fence_proxy_async();  // wgmma reads them through the async proxy
   });
   b.bar_sync(0);
