@@ -242,6 +242,7 @@ void WgmmaEmitter::softmax(bool first_block) {
         }
     }
   }
+  pack_p();
   if (first_block) return;  // O and l are still zero
   // O and l scale only in warps where some row's reference moved (alpha = 1 elsewhere is exact).
   const Reg either = b.temp(Type::kPred, "need_either");
@@ -271,14 +272,15 @@ void WgmmaEmitter::fold() {
     b.fma(l[size_t(h)], acc[size_t(kRowSumReg + 2 * h)], unscale[size_t(h)], l[size_t(h)]);
 }
 
-// The A fragments of P V: step kk, register 2 q + h holds row h's codes of keys {8 c + 2 t, +1} for the
-// chunks c = 4 kk + 2 q and 4 kk + 2 q + 1, in the key order V^T was written in (fp8_wgmma_producer.cpp).
+// The A fragments of P V: step kk, register 2 half + h holds row h's codes of keys {8 c + 2 t, +1} for the
+// chunks c = 4 kk + 2 half and 4 kk + 2 half + 1, in the key order V^T was written in
+// (fp8_wgmma_producer.cpp).
 void WgmmaEmitter::pack_p() {
   for (int kk = 0; kk < kPvSteps; ++kk)
-    for (int q = 0; q < 2; ++q)
+    for (int half = 0; half < 2; ++half)
       for (int h = 0; h < 2; ++h) {
-        const int c0 = 4 * kk + 2 * q, c1 = c0 + 1;
-        const Reg dst = pk[size_t(4 * kk + 2 * q + h)];
+        const int c0 = 4 * kk + 2 * half, c1 = c0 + 1;
+        const Reg dst = pk[size_t(4 * kk + 2 * half + h)];
         if (variant.lean_p) {
           const Reg lo = b.temp(Type::kB32, "codes_lo");
           const Reg hi = b.temp(Type::kB32, "codes_hi");
@@ -328,15 +330,13 @@ void WgmmaEmitter::consumer_tile() {
     release(kVtEmpty, vt_ring.index);
     advance(vt_ring);
   };
-  auto softmax_of = [&](Reg kb, bool first) {
+  auto mask_if_diagonal = [&](Reg kb) {
     const Reg diagonal = b.temp(Type::kPred, "diagonal");
     b.setp(diagonal, Cmp::kEq, Type::kS32, kb, tile);
     if_(diagonal, false, [&] {
       release(kQEmpty, Reg{});
       mask_diagonal();
     });
-    softmax(first);
-    pack_p();
   };
 
   // Block 0: scores only.
@@ -347,7 +347,8 @@ void WgmmaEmitter::consumer_tile() {
   pass_turn();
   b.wgmma_wait(0);
   scores_done();
-  softmax_of(kb, /*first=*/true);
+  mask_if_diagonal(kb);
+  softmax(/*first_block=*/true);
 
   // Blocks 1 .. tile: S_kb and acc = P_{kb-1} V_{kb-1} in one turn; then fold, softmax, codes.
   const int last_pv = b.new_label("LAST_PV");
@@ -367,8 +368,12 @@ void WgmmaEmitter::consumer_tile() {
   b.wgmma_wait(0);
   scores_done();
   pv_done();
+  // One basic block from the fold to the P codes, so that ptxas can fill the latencies of the row max
+  // (a tree and two shuffles) and of the lazy-rescale arithmetic with the fold's independent FFMAs: the
+  // diagonal mask goes before it and the rescale of O after it (it needs the fold, not the codes).
+  mask_if_diagonal(kb);
   fold();
-  softmax_of(kb, /*first=*/false);
+  softmax(/*first_block=*/false);
   b.add(kb, kb, imm(1));
   {
     const Reg more = b.temp(Type::kPred, "more_keys");

@@ -125,6 +125,7 @@ class WgmmaEmitter {
 
   // Helpers shared by the stages.
   Reg param(Type type, size_t offset, const char *name);
+  Reg tensor_map(size_t field);  // the generic address of a tensor map of the parameter block
   Reg barrier(int which, Reg stage);  // address of a ringed barrier (stage may be invalid: not ringed)
   Reg barrier(int which);
   void advance(Ring &r);
@@ -138,11 +139,10 @@ class WgmmaEmitter {
   // ---- every thread
   Reg tid, warpgroup, warp, lane, smem;  // warp: within the warpgroup; smem: the 1024-aligned base
   Reg p_true, p_false;
-  Reg q_map, k_map, v_map;  // generic addresses of the tensor maps in the parameter block
 
   // ---- the job loop
-  Reg job_index, grid, job_batch, job_head, tile_now, tile_next;
-  Reg batch, head, kv_head, tile;
+  Reg job_index, tile_next;
+  Reg batch, head, tile, kv_head;
 
   // ---- producer
   Reg issuer;        // thread 0: issues the copies

@@ -89,7 +89,7 @@ void WgmmaEmitter::issue_q() {
   for (int cb = 0; cb < layout.qk_blocks; ++cb) {
     const Reg dst = b.temp(Type::kU32, "q_dst");
     b.add(dst, smem, imm(layout.q + cb * nx::kQueryTile * kQkBlockBytes));
-    b.tma_load_4d(dst, q_map, {imm(cb * kQkBlockBytes), row0, head, batch}, full, imm(int64_t(kEvictFirst)));
+    b.tma_load_4d(dst, tensor_map(offsetof(Fp8AttentionParams, q_map)), {imm(cb * kQkBlockBytes), row0, head, batch}, full, imm(int64_t(kEvictFirst)));
   }
 }
 
@@ -104,7 +104,7 @@ void WgmmaEmitter::issue_kv(Reg key0) {
   for (int cb = 0; cb < layout.qk_blocks; ++cb) {
     const Reg dst = b.temp(Type::kU32, "k_dst_block");
     b.add(dst, k_dst, imm(layout.k + cb * nx::kKeyBlock * kQkBlockBytes));
-    b.tma_load_4d(dst, k_map, {imm(cb * kQkBlockBytes), key0, kv_head, batch}, k_full, imm(int64_t(kEvictLast)));
+    b.tma_load_4d(dst, tensor_map(offsetof(Fp8AttentionParams, k_map)), {imm(cb * kQkBlockBytes), key0, kv_head, batch}, k_full, imm(int64_t(kEvictLast)));
   }
   b.mbar_wait(barrier(kVEmpty, issue_ring.index), parity);
   const Reg v_full = barrier(kVFull, issue_ring.index);
@@ -112,7 +112,7 @@ void WgmmaEmitter::issue_kv(Reg key0) {
   const Reg v_dst = b.temp(Type::kU32, "v_dst");
   b.mad_lo(v_dst, issue_ring.index, imm(layout.v_bytes), smem);
   b.add(v_dst, v_dst, imm(layout.v));
-  b.tma_load_4d(v_dst, v_map, {imm(0), key0, kv_head, batch}, v_full, imm(int64_t(kEvictLast)));
+  b.tma_load_4d(v_dst, tensor_map(offsetof(Fp8AttentionParams, v_map)), {imm(0), key0, kv_head, batch}, v_full, imm(int64_t(kEvictLast)));
 }
 
 void WgmmaEmitter::transpose_v() {

@@ -56,25 +56,25 @@ WgmmaEmitter::WgmmaEmitter(Program &program, const Variant &v) : b(program), var
   smem = b.reg(Type::kU32, "smem");
   p_true = b.reg(Type::kPred, "always");
   p_false = b.reg(Type::kPred, "never");
-  q_map = b.reg(Type::kU64, "q_map");
-  k_map = b.reg(Type::kU64, "k_map");
-  v_map = b.reg(Type::kU64, "v_map");
   job_index = b.reg(Type::kS32, "job_index");
-  grid = b.reg(Type::kS32, "grid");
-  job_batch = b.reg(Type::kS32, "job_batch");
-  job_head = b.reg(Type::kS32, "job_head");
-  tile_now = b.reg(Type::kS32, "tile_now");
   tile_next = b.reg(Type::kS32, "tile_next");
+  // The tile's coordinates are the job's registers themselves (registers are what bounds the producer).
   batch = b.reg(Type::kS32, "batch");
   head = b.reg(Type::kS32, "head");
-  kv_head = b.reg(Type::kS32, "kv_head");
   tile = b.reg(Type::kS32, "tile");
+  kv_head = b.reg(Type::kS32, "kv_head");
 }
 
 Reg WgmmaEmitter::param(Type type, size_t offset, const char *name) {
   const Reg r = b.temp(type, name);
   b.ld_param(r, int(offset));
   return r;
+}
+
+Reg WgmmaEmitter::tensor_map(size_t field) {
+  const Reg addr = b.temp(Type::kU64, "tensor_map");
+  b.param_address(addr, int(field));
+  return addr;
 }
 
 Reg WgmmaEmitter::barrier(int which, Reg stage) {
@@ -123,16 +123,11 @@ void WgmmaEmitter::kernel_setup() {
   b.read_special(raw, Special::kSmemBase);
   b.add(smem, raw, imm(kAtomAlign - 1));
   b.and_(smem, smem, imm(~int64_t(kAtomAlign - 1) & 0xffffffff));
-  b.param_address(q_map, int(offsetof(P, q_map)));
-  b.param_address(k_map, int(offsetof(P, k_map)));
-  b.param_address(v_map, int(offsetof(P, v_map)));
 
   const Reg first = b.temp(Type::kPred, "thread0");
   b.setp(first, Cmp::kEq, Type::kS32, tid, imm(0));
   if_(first, false, [&] {
-    b.prefetch_tensormap(q_map);
-    b.prefetch_tensormap(k_map);
-    b.prefetch_tensormap(v_map);
+    for (size_t field : {offsetof(P, q_map), offsetof(P, k_map), offsetof(P, v_map)}) b.prefetch_tensormap(tensor_map(field));
     b.mbar_init(barrier(kQFull), 1);
     b.mbar_init(barrier(kQEmpty), kConsumerWarps);
     for (int st = 0; st < layout.stages; ++st) {
@@ -166,9 +161,6 @@ void WgmmaEmitter::for_each_tile(const std::function<void()> &tile_body) {
   const Reg ctaid = b.temp(Type::kU32, "ctaid");
   b.read_special(ctaid, Special::kCtaidX);
   b.mov(job_index, ctaid);
-  const Reg nctaid = b.temp(Type::kU32, "nctaid");
-  b.read_special(nctaid, Special::kNctaidX);
-  b.mov(grid, nctaid);
   const int job_loop = b.new_label("JOB_LOOP");
   const int tile_start = b.new_label("TILE");
   const int next_job = b.new_label("NEXT_JOB");
@@ -187,12 +179,9 @@ void WgmmaEmitter::for_each_tile(const std::function<void()> &tile_body) {
   static_assert(offsetof(Job, batch) == 0 && offsetof(Job, head) == 4 && offsetof(Job, tile_first) == 8 &&
                     offsetof(Job, tile_second) == 12,
                 "one v4 load reads a Job");
-  b.ld_global({job_batch, job_head, tile_now, tile_next}, job_addr, 0, /*non_coherent=*/true);
+  b.ld_global({batch, head, tile, tile_next}, job_addr, 0, /*non_coherent=*/true);
 
   b.place(tile_start);
-  b.mov(batch, job_batch);
-  b.mov(head, job_head);
-  b.mov(tile, tile_now);
   b.div(kv_head, head, param(Type::kS32, offsetof(P, group), "group"));
   tile_body();
   {
@@ -201,11 +190,13 @@ void WgmmaEmitter::for_each_tile(const std::function<void()> &tile_body) {
     auto g = b.when(single);
     b.bra(next_job);
   }
-  b.mov(tile_now, tile_next);
+  b.mov(tile, tile_next);
   b.mov(tile_next, imm(kNoTile));
   b.bra(tile_start);
   b.place(next_job);
-  b.add(job_index, job_index, grid);
+  const Reg nctaid = b.temp(Type::kU32, "nctaid");
+  b.read_special(nctaid, Special::kNctaidX);
+  b.add(job_index, job_index, nctaid);
   b.bra(job_loop);
   b.place(done);
 }
