@@ -25,8 +25,13 @@ struct alignas(128) Fp8TensorMap {
   uint64_t words[16];
 };
 
+// Bytes of one column block of Q and K in the wgmma schedule's shared memory, which is also the inner
+// extent of their TMA boxes and the span of their swizzle: 128 where d_qk is whole 128-byte rows (the
+// widest swizzle), else 64 (d_qk = 192 is three blocks).
+constexpr int fp8_qk_block_bytes(int d_qk) { return d_qk % 128 == 0 ? 128 : 64; }
+
 struct Fp8AttentionParams {
-  // TMA maps of q, k (boxes of 64 bytes x 128 rows, 64-byte swizzle) and v (128 x 128, 128-byte
+  // TMA maps of q, k (boxes of fp8_qk_block_bytes x 128 rows, swizzled as wide) and v (128 x 128, 128-byte
   // swizzle) over (dim, seqlen, heads, batch): read by the wgmma schedule only. First, for their alignment.
   Fp8TensorMap q_map, k_map, v_map;
   // Device addresses. q, k, v hold e4m3 codes; out bf16; lse float (or 0: not written); jobs zyfa::Job.

@@ -58,12 +58,13 @@ void WgmmaEmitter::consumer_setup() {
   k_desc = b.reg(Type::kU64, "k_desc");
   vt_desc = b.reg(Type::kU64, "vt_desc");
   const Reg q_addr = b.temp(Type::kU32, "q_addr");
-  b.mad_lo(q_addr, consumer, imm(kRowsPerConsumer * kQkBlockBytes), smem);
+  b.mad_lo(q_addr, consumer, imm(kRowsPerConsumer * layout.qk_block_bytes), smem);
   b.add(q_addr, q_addr, imm(layout.q));
-  descriptor(q_desc, q_addr, kSwizzleGroupRows * kQkBlockBytes, kDescSwizzle64);
+  const uint64_t qk_swizzle = layout.qk_block_bytes == 128 ? kDescSwizzle128 : kDescSwizzle64;
+  descriptor(q_desc, q_addr, kSwizzleGroupRows * layout.qk_block_bytes, qk_swizzle);
   const Reg k_addr = b.temp(Type::kU32, "k_addr");
   b.add(k_addr, smem, imm(layout.k));
-  descriptor(k_desc, k_addr, kSwizzleGroupRows * kQkBlockBytes, kDescSwizzle64);
+  descriptor(k_desc, k_addr, kSwizzleGroupRows * layout.qk_block_bytes, qk_swizzle);
   const Reg vt_addr = b.temp(Type::kU32, "vt_addr");
   b.add(vt_addr, smem, imm(layout.vt));
   descriptor(vt_desc, vt_addr, kSwizzleGroupRows * kVRowBytes, kDescSwizzle128);
@@ -100,8 +101,9 @@ void WgmmaEmitter::scores(Reg k_stage) {
   b.cvt(stage64, k_stage, Type::kU32, Round::kNone);
   b.mad_lo(k_base, stage64, imm(layout.k_bytes / int(kDescUnit)), k_desc);
   for (int kk = 0; kk < layout.qk_steps; ++kk) {
-    constexpr int kStepsPerBlock = kQkBlockBytes / kMmaK;
-    const int offset = (kk / kStepsPerBlock) * nx::kQueryTile * kQkBlockBytes + (kk % kStepsPerBlock) * kMmaK;
+    const int steps_per_block = layout.qk_block_bytes / kMmaK;
+    const int offset =
+        (kk / steps_per_block) * nx::kQueryTile * layout.qk_block_bytes + (kk % steps_per_block) * kMmaK;
     static_assert(nx::kQueryTile == nx::kKeyBlock, "Q and K column blocks have the same row count");
     const Reg a = b.temp(Type::kU64, "q_desc_k");
     const Reg bd = b.temp(Type::kU64, "k_desc_k");

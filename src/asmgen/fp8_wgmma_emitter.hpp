@@ -74,8 +74,6 @@ static_assert(kPvN % 8 == 0 && kPvN <= 256, "the N of an e4m3 wgmma");
 // in about half the time of a BF16 one, so copies need more blocks of lead).
 constexpr int kMaxStages = 4;
 constexpr int kMaxSharedBytes = 227 * 1024;  // a CTA's dynamic shared memory on sm_90
-// Q and K: column blocks of 64 bytes (d_qk = 128 and 192 are whole blocks), 64-byte swizzle.
-constexpr int kQkBlockBytes = 64;
 // V as TMA lands it and V^T: 128-byte rows, 128-byte swizzle.
 constexpr int kVRowBytes = 128;
 constexpr int kSwizzleGroupRows = 8;  // a swizzle atom is 8 rows
@@ -90,7 +88,8 @@ constexpr uint64_t kEvictLast = 0x14F0000000000000ull;
 struct SharedLayout {
   int d_qk = 0;
   int stages = 0;        // K, V and V^T buffers each
-  int qk_blocks = 0;     // 64-byte column blocks of a Q or K row
+  int qk_block_bytes = 0;  // Q and K: column blocks of this many bytes, swizzled as wide (fp8_qk_block_bytes)
+  int qk_blocks = 0;       // column blocks of a Q or K row
   int qk_steps = 0;      // k32 steps of S = Q K^T
   int q = 0, k = 0, v = 0, vt = 0, barriers = 0;  // offsets from the 1024-aligned base
   int q_bytes = 0, k_bytes = 0, v_bytes = 0, vt_bytes = 0;  // one buffer each

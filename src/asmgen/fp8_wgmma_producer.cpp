@@ -88,8 +88,8 @@ void WgmmaEmitter::issue_q() {
   static_assert(nx::kQueryTile == 1 << 7, "row0 = tile << 7");
   for (int cb = 0; cb < layout.qk_blocks; ++cb) {
     const Reg dst = b.temp(Type::kU32, "q_dst");
-    b.add(dst, smem, imm(layout.q + cb * nx::kQueryTile * kQkBlockBytes));
-    b.tma_load_4d(dst, tensor_map(offsetof(Fp8AttentionParams, q_map)), {imm(cb * kQkBlockBytes), row0, head, batch}, full, imm(int64_t(kEvictFirst)));
+    b.add(dst, smem, imm(layout.q + cb * nx::kQueryTile * layout.qk_block_bytes));
+    b.tma_load_4d(dst, tensor_map(offsetof(Fp8AttentionParams, q_map)), {imm(cb * layout.qk_block_bytes), row0, head, batch}, full, imm(int64_t(kEvictFirst)));
   }
 }
 
@@ -103,8 +103,8 @@ void WgmmaEmitter::issue_kv(Reg key0) {
   b.mad_lo(k_dst, issue_ring.index, imm(layout.k_bytes), smem);
   for (int cb = 0; cb < layout.qk_blocks; ++cb) {
     const Reg dst = b.temp(Type::kU32, "k_dst_block");
-    b.add(dst, k_dst, imm(layout.k + cb * nx::kKeyBlock * kQkBlockBytes));
-    b.tma_load_4d(dst, tensor_map(offsetof(Fp8AttentionParams, k_map)), {imm(cb * kQkBlockBytes), key0, kv_head, batch}, k_full, imm(int64_t(kEvictLast)));
+    b.add(dst, k_dst, imm(layout.k + cb * nx::kKeyBlock * layout.qk_block_bytes));
+    b.tma_load_4d(dst, tensor_map(offsetof(Fp8AttentionParams, k_map)), {imm(cb * layout.qk_block_bytes), key0, kv_head, batch}, k_full, imm(int64_t(kEvictLast)));
   }
   b.mbar_wait(barrier(kVEmpty, issue_ring.index), parity);
   const Reg v_full = barrier(kVFull, issue_ring.index);

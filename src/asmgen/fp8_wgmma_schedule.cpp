@@ -26,7 +26,8 @@ namespace fp8w {
 SharedLayout shared_layout(const Variant &v) {
   SharedLayout L;
   L.d_qk = v.d_qk;
-  L.qk_blocks = v.d_qk / kQkBlockBytes;
+  L.qk_block_bytes = fp8_qk_block_bytes(v.d_qk);
+  L.qk_blocks = v.d_qk / L.qk_block_bytes;
   L.qk_steps = v.d_qk / kMmaK;
   L.q_bytes = nx::kQueryTile * v.d_qk;
   L.k_bytes = nx::kKeyBlock * v.d_qk;
@@ -45,7 +46,7 @@ SharedLayout shared_layout(const Variant &v) {
 }
 
 WgmmaEmitter::WgmmaEmitter(Program &program, const Variant &v) : b(program), variant(v), layout(shared_layout(v)) {
-  if (v.d_qk % kQkBlockBytes != 0 || v.d_v != kDv) throw std::logic_error("fp8 wgmma: unsupported head dims");
+  if (v.d_qk % fp8_qk_block_bytes(v.d_qk) != 0 || v.d_v != kDv) throw std::logic_error("fp8 wgmma: unsupported head dims");
   if (layout.q_bytes % kAtomAlign || layout.k_bytes % kAtomAlign || layout.v_bytes % kAtomAlign ||
       layout.vt_bytes % kAtomAlign)
     throw std::logic_error("fp8 wgmma: every buffer must start on a swizzle atom");

@@ -60,9 +60,9 @@ int launch(const CodeObject &object, const asmgen::Fp8AttentionParams &params, c
   return cuda::launch_function(function, schedule.grid, object.threads, object.dynamic_smem_bytes, stream, &copy);
 }
 
-// Q and K in boxes of 64 bytes x 128 rows (64-byte swizzle), V in 128 x 128 (128-byte swizzle): the
-// wgmma schedule's shared layout (src/asmgen/fp8_wgmma_emitter.hpp).
-constexpr uint32_t kQkBoxBytes = 64, kVBoxBytes = 128, kBoxRows = 128;
+// Q and K in boxes of fp8_qk_block_bytes(d_qk) x 128 rows, swizzled as wide; V in 128 x 128 (128-byte
+// swizzle): the wgmma schedule's shared layout (src/asmgen/fp8_wgmma_emitter.hpp).
+constexpr uint32_t kVBoxBytes = 128, kBoxRows = 128;
 
 }  // namespace
 
@@ -124,11 +124,13 @@ int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule,
   const Problem &p = problem;
   auto map = [](asmgen::Fp8TensorMap &m) { return reinterpret_cast<CUtensorMap *>(&m); };
   constexpr int64_t kByte = 1;
+  const uint32_t qk_box = uint32_t(asmgen::fp8_qk_block_bytes(int(p.d_qk)));
+  const CUtensorMapSwizzle qk_swizzle = qk_box == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
   if (const int e = hopper::encode_head_map(map(params.q_map), p.q, p.batch, p.seqlen, p.nheads, p.d_qk, kByte,
-                                            kQkBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_64B))
+                                            qk_box, kBoxRows, qk_swizzle))
     return e;
   if (const int e = hopper::encode_head_map(map(params.k_map), p.k, p.batch, p.seqlen, p.nheads_k, p.d_qk, kByte,
-                                            kQkBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_64B))
+                                            qk_box, kBoxRows, qk_swizzle))
     return e;
   if (const int e = hopper::encode_head_map(map(params.v_map), p.v, p.batch, p.seqlen, p.nheads_k, p.d_v, kByte,
                                             kVBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_128B))
