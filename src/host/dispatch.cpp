@@ -41,14 +41,13 @@ const KernelChoice &choose_kernel(const Problem &problem) {
 
 }  // namespace
 
-zyfa_status run_attention(const Problem &problem, zyfa_layout layout, void *stream, bool launch) {
+zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   int device = 0;
   if (zyfa_status s = cuda::current_hopper_device(&device)) return s;
   bool capturing = false;
   if (zyfa_status s = cuda::stream_is_capturing(stream, &capturing)) return s;
   const KernelChoice &kernel = choose_kernel(problem);
-  const PlanKey key{device,        problem.dtype,  problem.d_qk,     problem.d_v,  problem.batch,
-                    problem.nheads, problem.nheads_k, problem.seqlen, layout};
+  const PlanKey key = plan_key_of(problem, device);
   std::shared_ptr<const Plan> plan;
   if (zyfa_status s = PlanCache::global().acquire(key, kernel.ctas_per_sm(), /*may_build=*/!capturing,
                                                   /*pin=*/capturing, &plan)) {

@@ -1,5 +1,7 @@
-// The plan cache: for each (device, dtype, d_qk, d_v, batch, nheads, nheads_k, seqlen, layout), the
-// pair-balanced job table of the persistent grid, built on the host once and uploaded to device memory.
+// The plan cache: for each (device, dtype, d_qk, d_v, batch, nheads, nheads_k, seqlen), the pair-balanced
+// job table of the persistent grid, built on the host once and uploaded to device memory. The layout is not
+// part of the key: jobs name (batch, head, tile), never an address, so every layout of a shape shares one
+// plan (a shape prepared as BSHD may be captured as STRIDED).
 // Thread-safe, bounded (least recently used first out), with statistics.
 #ifndef ZYFA_HOST_PLAN_CACHE_HPP_
 #define ZYFA_HOST_PLAN_CACHE_HPP_
@@ -18,9 +20,11 @@ struct PlanKey {
   int device = 0;
   zyfa_dtype dtype = ZYFA_DTYPE_BF16;
   int64_t d_qk = 0, d_v = 0, batch = 0, nheads = 0, nheads_k = 0, seqlen = 0;
-  zyfa_layout layout = ZYFA_LAYOUT_BSHD;
   bool operator==(const PlanKey &o) const;
 };
+
+// The key of a validated problem's plan on `device`: its shape, never its layout or pointers.
+PlanKey plan_key_of(const Problem &problem, int device);
 
 struct Plan {
   kernels::Schedule schedule;  // the job table in device memory and the grid

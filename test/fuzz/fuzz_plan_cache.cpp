@@ -105,9 +105,8 @@ PlanKey pick_key(FuzzedDataProvider &in, int *ctas) {
 }
 
 Model::Key model_key(const PlanKey &k, int ctas) {
-  // dtype, d_qk and layout do not change the table, but they are part of the cache's key: fold them in.
-  return {k.device, int(k.dtype) * 1000 + int(k.d_qk) + 7 * int(k.layout), k.batch, k.nheads, k.nheads_k,
-          k.seqlen, ctas};
+  // dtype and d_qk do not change the table, but they are part of the cache's key: fold them in.
+  return {k.device, int(k.dtype) * 1000 + int(k.d_qk), k.batch, k.nheads, k.nheads_k, k.seqlen, ctas};
 }
 
 void check_stats(const PlanCache &cache, const Model &model, const Ledger &memory) {

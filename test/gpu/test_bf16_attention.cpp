@@ -36,12 +36,11 @@ constexpr double kMaxLseAbs = 4e-3;
 constexpr int kRepeats = 20;
 // A grid smaller than the job count makes every CTA walk several jobs.
 constexpr int kSmallGrid = 3;  // The plan cache's schedule for a validated device problem, built for this kernel's CTAs per SM.
-std::string bf16_schedule(const Problem &p, zyfa_layout layout, std::shared_ptr<const Plan> *plan) {
+std::string bf16_schedule(const Problem &p, std::shared_ptr<const Plan> *plan) {
   int device = 0;
   if (std::string s = cuda_message("cudaGetDevice", cudaGetDevice(&device)); !s.empty()) return s;
-  const PlanKey key{device, p.dtype, p.d_qk, p.d_v, p.batch, p.nheads, p.nheads_k, p.seqlen, layout};
-  if (PlanCache::global().acquire(key, kernels::bf16_attention_ctas_per_sm(), /*may_build=*/true, /*pin=*/false,
-                                  plan) != ZYFA_STATUS_SUCCESS)
+  if (PlanCache::global().acquire(plan_key_of(p, device), kernels::bf16_attention_ctas_per_sm(),
+                                  /*may_build=*/true, /*pin=*/false, plan) != ZYFA_STATUS_SUCCESS)
     return std::string("plan cache: ") + last_error();
   return "";
 }  // One launch of the kernel, then a wait: every launch error and every asynchronous fault is reported.
@@ -68,7 +67,7 @@ class Case {
       status_ = "bf16_attention_supports refused " + sh.name();
       return;
     }
-    status_ = bf16_schedule(problem_, desc_.layout, &plan_);
+    status_ = bf16_schedule(problem_, &plan_);
   }
   const std::string &status() const { return status_; }
   HostAttention &host() { return host_; }
@@ -330,7 +329,7 @@ TEST(Bf16LargeOffsets, BatchPastFourGiBRunsHere) {
   ASSERT_TRUE(kernels::bf16_attention_supports(p)) << "a problem past 4 GiB must run on the BF16 kernel";
 
   std::shared_ptr<const Plan> plan;
-  ASSERT_EQ(bf16_schedule(p, ZYFA_LAYOUT_STRIDED, &plan), "");
+  ASSERT_EQ(bf16_schedule(p, &plan), "");
   ASSERT_EQ(launch_and_wait(p, plan->schedule), "");
   const size_t out_region = size_t(h.out.storage_elements() / sh.batch) * kElem;
   for (int64_t b = 0; b < sh.batch; ++b)

@@ -4,7 +4,7 @@
 // Under ThreadSanitizer (these tests make no CUDA call; cuda_api.cpp only satisfies PlanCache::global),
 // from the repository root (one command line, split here for width):
 //   g++ -std=c++17 -O1 -g -fsanitize=thread -Iinclude -Isrc -I/usr/local/cuda/include
-//     test/host/test_plan_cache.cpp src/host/{plan_cache,error,cuda_api}.cpp -L/usr/local/cuda/lib64
+//     test/host/test_plan_cache.cpp src/host/{plan_cache,error,cuda_api,validate}.cpp -L/usr/local/cuda/lib64
 //     -lcudart_static -lgtest -lgtest_main -lpthread -ldl -lrt -o /tmp/plan_cache_tsan && /tmp/plan_cache_tsan
 #include <gtest/gtest.h>
 
@@ -25,6 +25,7 @@
 
 #include "host/error.hpp"
 #include "host/plan_cache.hpp"
+#include "host/validate.hpp"
 #include "kernels/numerics.h"
 
 namespace zyfa {
@@ -253,7 +254,7 @@ class HostDeviceMemory final : public DeviceMemory {
 };
 
 PlanKey key_of(int64_t seqlen, int64_t batch = 2, int64_t nheads = 8, int64_t nheads_k = 2) {
-  return PlanKey{/*device=*/0, ZYFA_DTYPE_BF16, 128, 128, batch, nheads, nheads_k, seqlen, ZYFA_LAYOUT_BSHD};
+  return PlanKey{/*device=*/0, ZYFA_DTYPE_BF16, 128, 128, batch, nheads, nheads_k, seqlen};
 }
 
 // The table the cache should have uploaded for `k`.
@@ -509,6 +510,41 @@ TEST_F(PlanCacheTest, StatsHonourStructSize) {
   EXPECT_EQ(s.entries, 1u);
   EXPECT_EQ(s.capacity, 7u);
   EXPECT_EQ(s.device_bytes, table_bytes(key_of(129)));
+}
+
+// The job table names (batch, head, tile), never an address: a shape prepared in one layout is found by a
+// call in another, as a graph captured after zyfa_attn_prepare needs.
+TEST_F(PlanCacheTest, OneShapeInAnyLayoutSharesOnePlan) {
+  auto cache = make_cache(4);
+  zyfa_attn_desc desc = ZYFA_ATTN_DESC_INIT;
+  desc.batch = 2;
+  desc.seqlen = 300;
+  desc.nheads = 8;
+  desc.nheads_k = 2;
+  // BHSD-ordered strides with a gap between heads, spelled out as STRIDED.
+  const int64_t row = 128, head = 320 * row, batch_q = 8 * head, batch_kv = 2 * head;
+  desc.q_strides = desc.out_strides = zyfa_strides{batch_q, row, head};
+  desc.k_strides = desc.v_strides = zyfa_strides{batch_kv, row, head};
+  std::vector<PlanKey> keys;
+  for (zyfa_layout layout : {ZYFA_LAYOUT_BSHD, ZYFA_LAYOUT_STRIDED, ZYFA_LAYOUT_BHSD}) {
+    desc.layout = layout;
+    Problem problem;
+    ASSERT_EQ(validate_attention(&desc, PointerCheck::kOptional, &problem), ZYFA_STATUS_SUCCESS) << last_error();
+    keys.push_back(plan_key_of(problem, /*device=*/0));
+  }
+  const std::shared_ptr<const Plan> prepared = get(*cache, keys[0]);  // zyfa_attn_prepare with BSHD
+  for (size_t i = 1; i < keys.size(); ++i) {
+    SCOPED_TRACE("layout " + std::to_string(i));
+    std::shared_ptr<const Plan> captured;  // a captured call in another layout: no build allowed
+    ASSERT_EQ(cache->acquire(keys[i], 1, /*may_build=*/false, /*pin=*/true, &captured), ZYFA_STATUS_SUCCESS)
+        << last_error();
+    EXPECT_EQ(captured.get(), prepared.get());
+  }
+  const zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.hits, 2u);
+  EXPECT_EQ(s.entries, 1u);
+  EXPECT_EQ(ledger->count_uploads(), 1);
 }
 
 // ---------------------------------------------------------------- concurrency (run under TSan in CI)
