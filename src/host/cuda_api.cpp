@@ -75,6 +75,37 @@ class CudaDeviceMemory final : public DeviceMemory {
     // A failed free (say, after a device reset) must not stay pending for the caller's next CUDA call.
     if (cudaFree(ptr) != cudaSuccess) cudaGetLastError();
   }
+  bool record_event(int device, void *stream, void **event) override {
+    DeviceScope on_device(device);
+    if (!on_device.ok()) return false;
+    if (*event == nullptr) {
+      RelaxedCaptureScope relaxed;  // another thread may be capturing in global mode
+      cudaEvent_t created = nullptr;
+      if (cudaEventCreateWithFlags(&created, cudaEventDisableTiming) != cudaSuccess) {
+        cudaGetLastError();  // our own failure: not the caller's to see
+        return false;
+      }
+      *event = created;
+    }
+    if (cudaEventRecord(static_cast<cudaEvent_t>(*event), static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return true;
+  }
+  bool event_finished(int device, void *event) override {
+    DeviceScope on_device(device);
+    const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    // cudaErrorNotReady is a state, not an error: the runtime records nothing for cudaGetLastError.
+    if (e == cudaErrorNotReady) return false;
+    if (e != cudaSuccess) cudaGetLastError();  // the context is gone or broken: nothing of it still runs
+    return true;
+  }
+  void destroy_event(int device, void *event) override {
+    DeviceScope on_device(device);
+    RelaxedCaptureScope relaxed;
+    if (cudaEventDestroy(static_cast<cudaEvent_t>(event)) != cudaSuccess) cudaGetLastError();
+  }
   int multiprocessor_count(int device) override {
     int count = 0;
     if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return 0;
