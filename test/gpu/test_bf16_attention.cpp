@@ -2,7 +2,7 @@
 // the plan cache's job table: against the fp64 oracle on fresh inputs, against the CPU backend (the same
 // recurrence of numerics.h), with poisoned outputs, bitwise repeatability, CUDA-graph capture, tensors
 // whose offsets pass 4 GiB, and the routing predicate. Each case prints one line of measured figures.
-// With ZYFA_BF16_TIMING=1, Bf16Throughput also times the seed's protocol (see bench/NOTES-bf16.md).
+// Speed is measured by bench/zyfa_bench, not here.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -10,12 +10,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "host/error.hpp"
@@ -331,124 +328,6 @@ TEST(Bf16LargeOffsets, BatchPastFourGiBRunsHere) {
   EXPECT_LE(lse_err.max_abs, kMaxLseAbs) << lse_err.describe();
   std::printf("[bf16] %-36s seed %llu  batch stride %lld elements, BF16 kernel: out rel_rms %.3e  lse max_abs %.2e\n",
               sh.name().c_str(), (unsigned long long)seed, (long long)kStride, out_err.rel_rms, lse_err.max_abs);
-}  // ---------------------------------------------------------------- throughput (opt-in)  // The seed's protocol: batch 1, H = max(32, 262144 / S) heads (MHA), BSHD, Gaussian inputs with std 0.1.
-struct TimingCase {
-  int64_t d_qk, seqlen;
-};  // Gaussian bf16 values, std `sd`, generated on all cores (the inputs of the timing runs are large).
-std::vector<uint16_t> gaussian_bf16(size_t n, float sd, uint64_t seed) {
-  std::vector<uint16_t> x(n);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      std::mt19937_64 rng(seed + t);
-      std::normal_distribution<float> normal(0.0f, sd);
-      for (size_t i = t; i < n; i += threads) x[i] = numerics::bf16_bits(normal(rng));
-    });
-  for (std::thread &t : pool) t.join();
-  return x;
-}  // fp64 attention of one query row of (batch 0, head h) over BSHD host tensors, for spot checks.
-std::vector<double> exact_row(const std::vector<uint16_t> &q, const std::vector<uint16_t> &k,
-                              const std::vector<uint16_t> &v, int64_t heads, int64_t d_qk, int64_t d_v, int64_t h,
-                              int64_t row, double scale) {
-  const auto at = [](const std::vector<uint16_t> &t, int64_t i) { return double(numerics::bf16_value(t[size_t(i)])); };
-  std::vector<double> s(size_t(row + 1));
-  double mx = -INFINITY;
-  for (int64_t j = 0; j <= row; ++j) {
-    double dot = 0;
-    for (int64_t d = 0; d < d_qk; ++d) dot += at(q, (row * heads + h) * d_qk + d) * at(k, (j * heads + h) * d_qk + d);
-    s[size_t(j)] = dot * scale;
-    mx = std::max(mx, s[size_t(j)]);
-  }
-  std::vector<double> o(size_t(d_v), 0.0);
-  double l = 0;
-  for (int64_t j = 0; j <= row; ++j) {
-    const double p = std::exp(s[size_t(j)] - mx);
-    l += p;
-    for (int64_t d = 0; d < d_v; ++d) o[size_t(d)] += p * at(v, (j * heads + h) * d_v + d);
-  }
-  for (double &x : o) x /= l;
-  return o;
-}
-
-TEST(Bf16Throughput, SeedProtocol) {
-  ZYFA_SKIP_WITHOUT_GPU();
-  if (!std::getenv("ZYFA_BF16_TIMING")) GTEST_SKIP() << "set ZYFA_BF16_TIMING=1 to time the seed protocol";
-  constexpr int kWarmup = 3, kTimed = 20;
-  constexpr float kStd = 0.1f;
-  const uint64_t seed = fresh_seed();
-  for (const TimingCase tc : {TimingCase{128, 4096}, TimingCase{128, 16384}, TimingCase{192, 4096},
-                              TimingCase{192, 16384}}) {
-    const int64_t S = tc.seqlen, H = std::max<int64_t>(32, 262144 / S), dqk = tc.d_qk, dv = 128;
-    const std::vector<uint16_t> q = gaussian_bf16(size_t(S * H * dqk), kStd, seed),
-                                k = gaussian_bf16(size_t(S * H * dqk), kStd, seed + 1000),
-                                v = gaussian_bf16(size_t(S * H * dv), kStd, seed + 2000);
-    DeviceBuffer dq, dk, dv_, dout;
-    ASSERT_EQ(dq.upload(q.data(), q.size() * 2), "");
-    ASSERT_EQ(dk.upload(k.data(), k.size() * 2), "");
-    ASSERT_EQ(dv_.upload(v.data(), v.size() * 2), "");
-    ASSERT_EQ(dout.allocate(size_t(S * H * dv) * 2), "");
-    zyfa_attn_desc desc = ZYFA_ATTN_DESC_INIT;
-    desc.batch = 1, desc.seqlen = S, desc.nheads = H, desc.nheads_k = H, desc.d_qk = dqk, desc.d_v = dv;
-    desc.q = dq.get(), desc.k = dk.get(), desc.v = dv_.get(), desc.out = dout.get();
-    Problem p;
-    ASSERT_EQ(validate_attention(&desc, PointerCheck::kRequired, &p), ZYFA_STATUS_SUCCESS) << last_error();
-    ASSERT_TRUE(kernels::bf16_attention_supports(p));
-    int sms = 0;
-    ASSERT_EQ(cuda_message("cudaDeviceGetAttribute", cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0)), "");
-
-    for (JobOrder order : {JobOrder::kHeadThenPair, JobOrder::kPairThenHead}) {
-      std::vector<Job> jobs;
-      ASSERT_EQ(build_job_table(1, H, H, S, &jobs, order), ZYFA_STATUS_SUCCESS);
-      DeviceBuffer table;
-      ASSERT_EQ(table.upload(jobs.data(), jobs.size() * sizeof(Job)), "");
-      kernels::Schedule sched;
-      sched.jobs = static_cast<const Job *>(table.get());
-      sched.n_jobs = int32_t(jobs.size());
-      sched.grid = std::min<int32_t>(sms * kernels::bf16_attention_ctas_per_sm(), sched.n_jobs);
-      ASSERT_EQ(cuda_message("cudaMemset", cudaMemset(dout.get(), 0xff, dout.size())), "");
-      for (int i = 0; i < kWarmup; ++i) ASSERT_EQ(launch_and_wait(p, sched), "");
-      cudaEvent_t start[kTimed], stop[kTimed];
-      for (int i = 0; i < kTimed; ++i) {
-        ASSERT_EQ(cuda_message("cudaEventCreate", cudaEventCreate(&start[i])), "");
-        ASSERT_EQ(cuda_message("cudaEventCreate", cudaEventCreate(&stop[i])), "");
-      }
-      for (int i = 0; i < kTimed; ++i) {
-        cudaEventRecord(start[i]);
-        ASSERT_EQ(cuda_message("launch", kernels::launch_bf16_attention(p, sched, nullptr)), "");
-        cudaEventRecord(stop[i]);
-      }
-      ASSERT_EQ(cuda_message("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
-      std::vector<float> ms(kTimed);
-      for (int i = 0; i < kTimed; ++i) {
-        cudaEventElapsedTime(&ms[size_t(i)], start[i], stop[i]);
-        cudaEventDestroy(start[i]);
-        cudaEventDestroy(stop[i]);
-      }
-      std::sort(ms.begin(), ms.end());
-      const double median_ms = ms[kTimed / 2];
-      const double tflops = p.flops() / (median_ms * 1e-3) / 1e12;  // Spot checks of the timed output against fp64: first, middle and last rows of the first and last heads.
-      std::vector<uint16_t> out(size_t(S * H * dv));
-      ASSERT_EQ(dout.download(out.data(), out.size() * 2), "");
-      double err2 = 0, ref2 = 0;
-      for (int64_t h : {int64_t(0), H - 1})
-        for (int64_t row : {int64_t(0), S / 2 + 3, S - 1}) {
-          const std::vector<double> e = exact_row(q, k, v, H, dqk, dv, h, row, double(p.softmax_scale));
-          for (int64_t d = 0; d < dv; ++d) {
-            const double got = numerics::bf16_value(out[size_t((row * H + h) * dv + d)]);
-            err2 += (got - e[size_t(d)]) * (got - e[size_t(d)]);
-            ref2 += e[size_t(d)] * e[size_t(d)];
-          }
-        }
-      const double spot_rel_rms = std::sqrt(err2 / ref2);
-      EXPECT_LE(spot_rel_rms, kMaxRelRms);
-      std::printf("[bf16-timing] d_qk %lld S %6lld H %3lld order %-13s grid %d: median %.3f ms (min %.3f, max %.3f)  "
-                  "%.1f TFLOP/s  spot rel_rms %.2e\n",
-                  (long long)dqk, (long long)S, (long long)H,
-                  order == JobOrder::kHeadThenPair ? "head>pair" : "pair>head", sched.grid, median_ms, ms.front(),
-                  ms.back(), tflops, spot_rel_rms);
-    }
-  }
 }
 
 }  // namespace

@@ -2,17 +2,15 @@
 // their launcher with a job table built here: against the fp64 oracle on the same quantized inputs
 // (Gaussian, outlier, structured), against the CPU backend (the same numerics.h recurrence), V all ones,
 // bitwise repeatability, poisoned outputs, every layout, GQA and MQA, the three descale forms. Each case
-// prints one line of measured figures. The seed protocol's timing runs with ZYFA_FP8_ASM_TIMING=1.
+// prints one line of measured figures. Speed is measured by bench/zyfa_bench, not here.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -260,102 +258,6 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmDeterminism,
                          ::testing::Values(fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, DescaleForm::kHostFloat),
                                            fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD, DescaleForm::kDevicePerHead)),
                          case_name);
-
-// ---------------------------------------------------------------- throughput (opt-in)
-
-// fp64 attention of one query row, read through the problem's own strides and descales (host memory).
-std::vector<double> exact_row(const Problem &p, int64_t h, int64_t row) {
-  const int64_t hk = h / p.group();
-  std::vector<double> s(size_t(row + 1));
-  double mx = -INFINITY;
-  for (int64_t j = 0; j <= row; ++j) {
-    double dot = 0;
-    for (int64_t d = 0; d < p.d_qk; ++d)
-      dot += ref::input_value(p, p.q, p.q_descale, 0, row, h, hk, d) * ref::input_value(p, p.k, p.k_descale, 0, j, hk, hk, d);
-    s[size_t(j)] = dot * double(p.softmax_scale);
-    mx = std::max(mx, s[size_t(j)]);
-  }
-  std::vector<double> o(size_t(p.d_v), 0.0);
-  double l = 0;
-  for (int64_t j = 0; j <= row; ++j) {
-    const double w = std::exp(s[size_t(j)] - mx);
-    l += w;
-    for (int64_t d = 0; d < p.d_v; ++d) o[size_t(d)] += w * ref::input_value(p, p.v, p.v_descale, 0, j, hk, hk, d);
-  }
-  for (double &x : o) x /= l;
-  return o;
-}
-
-// The seed's protocol: batch 1, H = max(32, 262144 / S) heads (MHA), BSHD, Gaussian inputs with std 0.1;
-// TFLOP/s = B H S^2 (d_qk + d_v) / median time of 20 calls (CUDA events). The fallback kernel runs on the
-// same inputs for comparison. Spot checks of the timed output against fp64 keep the figure honest.
-TEST(Fp8AsmThroughput, SeedProtocol) {
-  ZYFA_SKIP_WITHOUT_GPU();
-  if (!std::getenv("ZYFA_FP8_ASM_TIMING")) GTEST_SKIP() << "set ZYFA_FP8_ASM_TIMING=1 to time the seed protocol";
-  constexpr int kWarmup = 3, kTimed = 20;
-  const uint64_t seed = fresh_seed();
-  for (int64_t d_qk : {128, 192})
-    for (int64_t S : {4096, 16384}) {
-      const int64_t H = std::max<int64_t>(32, 262144 / S);
-      Fp8Case c = fp8_case(d_qk, 1, S, H, H, Layout::kBSHD, DescaleForm::kHostFloat);
-      c.shape.with_lse = false;
-      Fp8AsmRun run(c, seed);
-      ASSERT_EQ(run.upload(), "");
-      const Problem &p = run.problem();
-      const kernels::Schedule sched = run.schedule();
-      double median_ms[2] = {0, 0};
-      for (int which = 0; which < 2; ++which) {  // 0: the asmgen kernel, 1: the fallback kernel
-        auto launch = [&] {
-          return which == 0 ? kernels::launch_fp8_asm_attention(p, sched, nullptr)
-                            : kernels::launch_fallback_attention(p, sched, nullptr);
-        };
-        for (int i = 0; i < kWarmup; ++i) ASSERT_EQ(cuda_message("warm-up launch", launch()), "");
-        cudaEvent_t start[kTimed], stop[kTimed];
-        for (int i = 0; i < kTimed; ++i) {
-          ASSERT_EQ(cuda_message("cudaEventCreate", cudaEventCreate(&start[i])), "");
-          ASSERT_EQ(cuda_message("cudaEventCreate", cudaEventCreate(&stop[i])), "");
-        }
-        for (int i = 0; i < kTimed; ++i) {
-          ASSERT_EQ(cuda_message("cudaEventRecord", cudaEventRecord(start[i])), "");
-          ASSERT_EQ(cuda_message("launch", launch()), "");
-          ASSERT_EQ(cuda_message("cudaEventRecord", cudaEventRecord(stop[i])), "");
-        }
-        ASSERT_EQ(cuda_message("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
-        std::vector<float> ms(kTimed);
-        for (int i = 0; i < kTimed; ++i) {
-          ASSERT_EQ(cuda_message("cudaEventElapsedTime", cudaEventElapsedTime(&ms[size_t(i)], start[i], stop[i])), "");
-          cudaEventDestroy(start[i]);
-          cudaEventDestroy(stop[i]);
-        }
-        std::sort(ms.begin(), ms.end());
-        median_ms[which] = ms[kTimed / 2];
-      }
-      // The last launch was the fallback's; run the asmgen kernel once more for the spot checks.
-      run.host().poison_outputs();
-      ASSERT_EQ(run.upload(), "");
-      ASSERT_EQ(run.run(), "");
-      const HostAttention &h = run.host();
-      const Problem hp = h.problem();
-      double err2 = 0, ref2 = 0;
-      for (int64_t head : {int64_t(0), H - 1})
-        for (int64_t row : {int64_t(0), S / 2 + 3, S - 1}) {
-          const std::vector<double> e = exact_row(hp, head, row);
-          for (int64_t d = 0; d < hp.d_v; ++d) {
-            const double got = numerics::bf16_value(static_cast<const uint16_t *>(h.out.data())[h.out.index(0, row, head, d)]);
-            err2 += (got - e[size_t(d)]) * (got - e[size_t(d)]);
-            ref2 += e[size_t(d)] * e[size_t(d)];
-          }
-        }
-      const double spot_rel_rms = std::sqrt(err2 / ref2);
-      EXPECT_LE(spot_rel_rms, lean_p(c.shape) ? kMaxRelRmsLeanP : kMaxRelRmsExactP);
-      const double tflops = p.flops() / (median_ms[0] * 1e-3) / 1e12;
-      const double fallback_tflops = p.flops() / (median_ms[1] * 1e-3) / 1e12;
-      std::printf("[fp8 asm timing] d_qk %3lld S %6lld H %3lld: %8.3f ms  %7.1f TFLOP/s  (fallback %8.3f ms  %7.1f "
-                  "TFLOP/s)  spot rel_rms vs fp64 %.3e\n",
-                  (long long)d_qk, (long long)S, (long long)H, median_ms[0], tflops, median_ms[1], fallback_tflops,
-                  spot_rel_rms);
-    }
-}
 
 }  // namespace
 }  // namespace zyfa::test
