@@ -171,8 +171,8 @@ typedef struct zyfa_attn_desc {
 ZYFA_API zyfa_status zyfa_attn_fwd(const zyfa_attn_desc *desc, void *stream);
 
 /* Validates `desc` and builds (or finds) the plan for its shape on the current device, and loads the
- * kernel it will run: after it, a zyfa_attn_fwd of the same shape and layout can be captured in a CUDA
- * graph. Pointers (device descales too) may be NULL here. The cache holds a bounded number of plans
+ * kernel it will run: after it, a zyfa_attn_fwd of the same shape (in any layout) can be captured in a
+ * CUDA graph. Pointers (device descales too) may be NULL here. The cache holds a bounded number of plans
  * (zyfa_plan_cache_set_capacity), so prepare right before capturing when many shapes are in use. */
 ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream);
 

@@ -50,7 +50,7 @@ ZYFA_API zyfa_status zyfa_attn_fwd(const zyfa_attn_desc *desc, void *stream) {
   return guarded("zyfa_attn_fwd", [&] {
     zyfa::Problem problem;
     if (zyfa_status s = zyfa::validate_attention(desc, zyfa::PointerCheck::kRequired, &problem)) return s;
-    return zyfa::run_attention(problem, desc->layout, stream, /*launch=*/true);
+    return zyfa::run_attention(problem, stream, /*launch=*/true);
   });
 }
 
@@ -58,7 +58,7 @@ ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream)
   return guarded("zyfa_attn_prepare", [&] {
     zyfa::Problem problem;
     if (zyfa_status s = zyfa::validate_attention(desc, zyfa::PointerCheck::kOptional, &problem)) return s;
-    return zyfa::run_attention(problem, desc->layout, stream, /*launch=*/false);
+    return zyfa::run_attention(problem, stream, /*launch=*/false);
   });
 }
 

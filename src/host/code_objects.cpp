@@ -2,7 +2,7 @@
 
 #include <map>
 #include <mutex>
-#include <utility>
+#include <tuple>
 
 #include "host/cuda_api.hpp"
 
@@ -19,11 +19,15 @@ const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool lean_p, bool wgmm
 int code_object_function(const CodeObject &object, void **function) {
   int device = 0;
   if (const int e = cuda::current_device(&device)) return e;
-  // Loaded kernels stay for the life of the process (a module lives as long as its context).
+  unsigned long long context = 0;
+  if (const int e = cuda::current_context_id(&context)) return e;
+  // Loaded kernels stay for the life of their context (a module lives as long as it). Keyed by the
+  // context's ID too: after a cudaDeviceReset the device has a new context, and its first call loads
+  // the kernel again instead of launching a function of the destroyed one (that entry is never used again).
   static std::mutex mutex;
-  static std::map<std::pair<int, const CodeObject *>, void *> loaded;
+  static std::map<std::tuple<int, unsigned long long, const CodeObject *>, void *> loaded;
   std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_pair(device, &object);
+  const auto key = std::make_tuple(device, context, &object);
   if (const auto it = loaded.find(key); it != loaded.end()) {
     *function = it->second;
     return 0;

@@ -1,5 +1,5 @@
 // The code objects embedded in libzyfa: cubins that src/asmgen writes at build time (as PTX, assembled by
-// ptxas), with the metadata their launches need, and their kernels loaded once per device.
+// ptxas), with the metadata their launches need, and their kernels loaded once per device and context.
 #ifndef ZYFA_HOST_CODE_OBJECTS_HPP_
 #define ZYFA_HOST_CODE_OBJECTS_HPP_
 
@@ -26,8 +26,8 @@ extern const int kCodeObjectCount;
 // The FP8 attention kernel for (d_qk, d_v), P rounding and schedule, or nullptr if none was built.
 const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool lean_p, bool wgmma);
 
-// The kernel of `object` on the current device, loaded on first use (once per device and object;
-// thread-safe), its dynamic shared memory limit set. Returns a cudaError_t value; *function is a CUfunction.
+// The kernel of `object` in the current context, loaded on first use (once per device, context and
+// object; thread-safe), its dynamic shared memory limit set. Returns a cudaError_t value; *function is a CUfunction.
 int code_object_function(const CodeObject &object, void **function);
 
 }  // namespace zyfa

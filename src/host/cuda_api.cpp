@@ -75,6 +75,37 @@ class CudaDeviceMemory final : public DeviceMemory {
     // A failed free (say, after a device reset) must not stay pending for the caller's next CUDA call.
     if (cudaFree(ptr) != cudaSuccess) cudaGetLastError();
   }
+  bool record_event(int device, void *stream, void **event) override {
+    DeviceScope on_device(device);
+    if (!on_device.ok()) return false;
+    if (*event == nullptr) {
+      RelaxedCaptureScope relaxed;  // another thread may be capturing in global mode
+      cudaEvent_t created = nullptr;
+      if (cudaEventCreateWithFlags(&created, cudaEventDisableTiming) != cudaSuccess) {
+        cudaGetLastError();  // our own failure: not the caller's to see
+        return false;
+      }
+      *event = created;
+    }
+    if (cudaEventRecord(static_cast<cudaEvent_t>(*event), static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return true;
+  }
+  bool event_finished(int device, void *event) override {
+    DeviceScope on_device(device);
+    const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    // cudaErrorNotReady is a state, not an error: the runtime records nothing for cudaGetLastError.
+    if (e == cudaErrorNotReady) return false;
+    if (e != cudaSuccess) cudaGetLastError();  // the context is gone or broken: nothing of it still runs
+    return true;
+  }
+  void destroy_event(int device, void *event) override {
+    DeviceScope on_device(device);
+    RelaxedCaptureScope relaxed;
+    if (cudaEventDestroy(static_cast<cudaEvent_t>(event)) != cudaSuccess) cudaGetLastError();
+  }
   int multiprocessor_count(int device) override {
     int count = 0;
     if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return 0;
@@ -149,6 +180,8 @@ static_assert(int(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) == int(cudaErrorLaunchOutO
               "driver and runtime numbering");
 static_assert(int(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED) == int(cudaErrorSharedObjectInitFailed),
               "driver and runtime numbering");
+static_assert(int(CUDA_ERROR_CONTEXT_IS_DESTROYED) == int(cudaErrorContextIsDestroyed), "driver and runtime numbering");
+static_assert(int(CUDA_ERROR_DEINITIALIZED) == int(cudaErrorCudartUnloading), "driver and runtime numbering");
 
 // The ABI version of the driver functions below (their signatures are unchanged since CUDA 12.0).
 constexpr unsigned kDriverAbiVersion = 12000;
@@ -159,6 +192,8 @@ using ModuleUnload = CUresult (*)(CUmodule);
 using FuncSetAttribute = CUresult (*)(CUfunction, CUfunction_attribute, int);
 using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                   CUstream, void **, void **);
+using CtxGetCurrent = CUresult (*)(CUcontext *);
+using CtxGetId = CUresult (*)(CUcontext, unsigned long long *);
 
 struct DriverApi {
   ModuleLoadData module_load_data = nullptr;
@@ -166,6 +201,8 @@ struct DriverApi {
   ModuleUnload module_unload = nullptr;
   FuncSetAttribute func_set_attribute = nullptr;
   LaunchKernel launch_kernel = nullptr;
+  CtxGetCurrent ctx_get_current = nullptr;
+  CtxGetId ctx_get_id = nullptr;
   int error = cudaSuccess;  // what resolving them returned
 };
 
@@ -189,6 +226,8 @@ const DriverApi &driver() {
     if (d.error == cudaSuccess) d.error = resolve("cuModuleUnload", &d.module_unload);
     if (d.error == cudaSuccess) d.error = resolve("cuFuncSetAttribute", &d.func_set_attribute);
     if (d.error == cudaSuccess) d.error = resolve("cuLaunchKernel", &d.launch_kernel);
+    if (d.error == cudaSuccess) d.error = resolve("cuCtxGetCurrent", &d.ctx_get_current);
+    if (d.error == cudaSuccess) d.error = resolve("cuCtxGetId", &d.ctx_get_id);
     return d;
   }();
   return api;
@@ -197,6 +236,22 @@ const DriverApi &driver() {
 }  // namespace
 
 int current_device(int *device) { return cudaGetDevice(device); }
+
+int current_context_id(unsigned long long *id) {
+  const DriverApi &d = driver();
+  if (d.error != cudaSuccess) return d.error;
+  CUcontext context = nullptr;
+  if (const CUresult r = d.ctx_get_current(&context); r != CUDA_SUCCESS) return int(r);
+  if (context == nullptr) {
+    // No context on this thread yet: the one load_module loads into, the current device's primary context.
+    int device = 0;
+    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+    if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) return e;
+    if (const CUresult r = d.ctx_get_current(&context); r != CUDA_SUCCESS) return int(r);
+    if (context == nullptr) return cudaErrorDeviceUninitialized;  // the runtime made none current
+  }
+  return int(d.ctx_get_id(context, id));
+}
 
 int load_module(const void *image, void **module) {
   const DriverApi &d = driver();

@@ -32,6 +32,10 @@ std::unique_ptr<DeviceMemory> make_device_memory();
 
 // The current device's ordinal.
 int current_device(int *device);
+// The process-unique ID (cuCtxGetId) of the context current on this thread, the runtime's primary context
+// of the current device made current first if none is. A cudaDeviceReset ends a context; the next one has
+// another ID, so a cache keyed by it never hands out a handle of the old one.
+int current_context_id(unsigned long long *id);
 // Loads a cubin into the primary context of the current device (made current first).
 int load_module(const void *image, void **module);
 int module_function(void *module, const char *entry, void **function);

@@ -43,24 +43,30 @@ const KernelChoice &choose_kernel(const Problem &problem) {
 
 }  // namespace
 
-zyfa_status run_attention(const Problem &problem, zyfa_layout layout, void *stream, bool launch) {
+zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   int device = 0;
   if (zyfa_status s = cuda::current_hopper_device(&device)) return s;
   bool capturing = false;
   if (zyfa_status s = cuda::stream_is_capturing(stream, &capturing)) return s;
   const KernelChoice &kernel = choose_kernel(problem);
-  const PlanKey key{device,        problem.dtype,  problem.d_qk,     problem.d_v,  problem.batch,
-                    problem.nheads, problem.nheads_k, problem.seqlen, layout};
+  PlanCache &cache = PlanCache::global();
   std::shared_ptr<const Plan> plan;
-  if (zyfa_status s = PlanCache::global().acquire(key, kernel.ctas_per_sm(), /*may_build=*/!capturing,
-                                                  /*pin=*/capturing, &plan)) {
+  if (zyfa_status s = cache.acquire(plan_key_of(problem, device), kernel.ctas_per_sm(), /*may_build=*/!capturing,
+                                    /*pin=*/capturing, &plan)) {
     return s;
   }
-  if (!launch) {
-    if (kernel.prepare == nullptr || capturing) return ZYFA_STATUS_SUCCESS;
-    return cuda::from_cuda_error(kernel.prepare(problem), kernel.name);
+  int error = 0;  // a cudaError_t value
+  if (launch) {
+    error = kernel.launch(problem, plan->schedule, stream);
+    // Another thread may evict the plan at any time: its table is freed only after this launch's event.
+    // A captured launch records none; its plan is pinned.
+    if (error == 0 && !capturing) cache.record_launch(*plan, stream);
+  } else if (kernel.prepare != nullptr && !capturing) {
+    error = kernel.prepare(problem);
   }
-  return cuda::from_cuda_error(kernel.launch(problem, plan->schedule, stream), kernel.name);
+  // Tables evicted before whose launches have finished; never while this stream is being captured.
+  if (!capturing) cache.release_finished();
+  return cuda::from_cuda_error(error, kernel.name);
 }
 
 }  // namespace zyfa

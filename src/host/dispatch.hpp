@@ -9,7 +9,7 @@ namespace zyfa {
 
 // The plan for `problem` on the current device: built (unless the stream is capturing) and uploaded.
 // With `launch` false this is zyfa_attn_prepare; with true, the kernel runs on `stream`.
-zyfa_status run_attention(const Problem &problem, zyfa_layout layout, void *stream, bool launch);
+zyfa_status run_attention(const Problem &problem, void *stream, bool launch);
 
 }  // namespace zyfa
 

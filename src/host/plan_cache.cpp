@@ -12,6 +12,8 @@
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "host/cuda_api.hpp"
 #include "host/error.hpp"
@@ -21,7 +23,12 @@ namespace zyfa {
 
 bool PlanKey::operator==(const PlanKey &o) const {
   return device == o.device && dtype == o.dtype && d_qk == o.d_qk && d_v == o.d_v && batch == o.batch &&
-         nheads == o.nheads && nheads_k == o.nheads_k && seqlen == o.seqlen && layout == o.layout;
+         nheads == o.nheads && nheads_k == o.nheads_k && seqlen == o.seqlen;
+}
+
+PlanKey plan_key_of(const Problem &problem, int device) {
+  return PlanKey{device,         problem.dtype,    problem.d_qk,  problem.d_v, problem.batch,
+                 problem.nheads, problem.nheads_k, problem.seqlen};
 }
 
 // ---------------------------------------------------------------- the job table
@@ -101,9 +108,9 @@ struct CacheKey {
 
 struct CacheKeyHash {
   size_t operator()(const CacheKey &k) const {
-    const int64_t fields[] = {k.plan.device, int64_t(k.plan.dtype), k.plan.d_qk,  k.plan.d_v,
+    const int64_t fields[] = {k.plan.device, int64_t(k.plan.dtype), k.plan.d_qk,    k.plan.d_v,
                               k.plan.batch,  k.plan.nheads,         k.plan.nheads_k, k.plan.seqlen,
-                              int64_t(k.plan.layout), k.ctas_per_sm};
+                              k.ctas_per_sm};
     size_t h = 0;
     for (int64_t f : fields) {
       // The boost::hash_combine recipe (golden-ratio constant): cheap and spreads small integers.
@@ -113,21 +120,99 @@ struct CacheKeyHash {
   }
 };
 
-// The device memory and the bytes it holds, shared with every plan's deleter: a plan that a caller holds
-// past its eviction, or past the cache itself, can still free its table.
+// The event of the last launch on one stream that read a plan's table.
+struct StreamUse {
+  void *stream = nullptr;
+  void *event = nullptr;
+};
+
+// A plan as the cache allocates it: the table's owner, and what tells when the GPU is done with it.
+struct TrackedPlan final : Plan {
+  int device = 0;
+  uint64_t bytes = 0;
+  mutable std::mutex mutex;                // guards uses and untracked
+  mutable std::vector<StreamUse> uses;     // one per stream with a launch that may still be running
+  mutable bool untracked = false;          // an event could not be recorded: only clear() frees the table
+  TrackedPlan *next_deferred = nullptr;    // the deferred list's link (Backing::deferred_mutex)
+};
+
+// The device memory, the bytes it holds and the deferred tables, shared with every plan's deleter: a plan
+// that a caller holds past its eviction, or past the cache itself, still reaches the list.
 struct Backing {
   std::unique_ptr<DeviceMemory> memory;
   std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> deferred_count{0};
+  std::mutex deferred_mutex;           // guards deferred
+  TrackedPlan *deferred = nullptr;     // plans no caller holds, their tables not yet freed
+  std::mutex collect_mutex;            // one thread frees at a time; the others leave it to a later call
+
+  ~Backing() { free_deferred(/*all=*/true); }
+
+  // The deleter of every plan: no CUDA call (it may run in any thread, under any lock), only a link.
+  void defer(TrackedPlan *plan) noexcept {
+    std::lock_guard<std::mutex> lock(deferred_mutex);
+    plan->next_deferred = deferred;
+    deferred = plan;
+    deferred_count.fetch_add(1);
+  }
+
+  bool launches_finished(const TrackedPlan &plan) {
+    std::lock_guard<std::mutex> lock(plan.mutex);
+    if (plan.untracked) return false;
+    for (const StreamUse &use : plan.uses)
+      if (!memory->event_finished(plan.device, use.event)) return false;
+    return true;
+  }
+
+  void free_now(TrackedPlan *plan) {
+    for (const StreamUse &use : plan->uses) memory->destroy_event(plan->device, use.event);
+    memory->release(plan->device, const_cast<Job *>(plan->schedule.jobs));
+    bytes.fetch_sub(plan->bytes);
+    deferred_count.fetch_sub(1);
+    delete plan;
+  }
+
+  // Frees the deferred tables whose launches have finished, or every one with `all`. The list is taken
+  // whole, so the events are queried and the tables freed without holding deferred_mutex (a free may
+  // wait for the device); what is still running goes back.
+  void free_deferred(bool all) {
+    if (!all && deferred_count.load() == 0) return;  // the common case of a call: nothing to look at
+    std::unique_lock<std::mutex> collecting(collect_mutex, std::defer_lock);
+    if (all) {
+      collecting.lock();
+    } else if (!collecting.try_lock()) {
+      return;  // another thread is freeing: this one's tables wait for a later call
+    }
+    TrackedPlan *list = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(deferred_mutex);
+      std::swap(list, deferred);
+    }
+    TrackedPlan *running = nullptr, *running_tail = nullptr;
+    while (list != nullptr) {
+      TrackedPlan *plan = list;
+      list = plan->next_deferred;
+      if (all || launches_finished(*plan)) {
+        free_now(plan);
+        continue;
+      }
+      plan->next_deferred = running;
+      running = plan;
+      if (running_tail == nullptr) running_tail = plan;
+    }
+    if (running != nullptr) {
+      std::lock_guard<std::mutex> lock(deferred_mutex);
+      running_tail->next_deferred = deferred;
+      deferred = running;
+    }
+  }
 };
 
-struct ReleaseTable {
+struct DeferTable {
   std::shared_ptr<Backing> backing;
-  int device = 0;
-  uint64_t bytes = 0;
   void operator()(const Plan *plan) const {
-    backing->memory->release(device, const_cast<Job *>(plan->schedule.jobs));
-    backing->bytes.fetch_sub(bytes);
-    delete plan;
+    // Every plan is a TrackedPlan built by PlanCache::Impl::build, and never const at its creation.
+    backing->defer(const_cast<TrackedPlan *>(static_cast<const TrackedPlan *>(plan)));
   }
 };
 
@@ -156,8 +241,8 @@ struct PlanCache::Impl {
   uint64_t entries() const { return lru.size() + pinned.size(); }
 
   // Moves least recently used plans into *out until the cache fits its capacity or only pinned plans are
-  // left. The caller drops *out after unlocking, so DeviceMemory::release (cudaFree synchronizes the
-  // device) never runs under the mutex.
+  // left. The caller drops *out after unlocking: the plans no caller holds join the deferred list, and
+  // their tables are freed by release_finished once their launches have finished.
   void evict_over_capacity(EntryList *out) {
     while (entries() > capacity && !lru.empty()) {
       index.erase(lru.back().key);
@@ -177,7 +262,7 @@ struct PlanCache::Impl {
                   k.device);
     }
     const int64_t n_jobs = int64_t(table.size());
-    Plan *plan = new (std::nothrow) Plan;
+    TrackedPlan *plan = new (std::nothrow) TrackedPlan;
     if (plan == nullptr) return fail(ZYFA_STATUS_OUT_OF_MEMORY, "plan cache: no host memory for a plan");
     const uint64_t bytes = uint64_t(n_jobs) * sizeof(Job);
     void *device_table = backing->memory->upload(k.device, table.data(), bytes);
@@ -188,11 +273,13 @@ struct PlanCache::Impl {
                   (long long)n_jobs, (unsigned long long)bytes, k.device);
     }
     backing->bytes.fetch_add(bytes);
+    plan->device = k.device;
+    plan->bytes = bytes;
     plan->schedule.jobs = static_cast<const Job *>(device_table);
     plan->schedule.n_jobs = int32_t(n_jobs);  // build_job_table bounds it by INT32_MAX
     plan->schedule.grid = int32_t(std::min<int64_t>(int64_t(sms) * key.ctas_per_sm, n_jobs));
-    // From here the shared_ptr owns the table; if it cannot allocate its control block it frees it.
-    std::shared_ptr<const Plan> owned(plan, ReleaseTable{backing, k.device, bytes});
+    // From here the shared_ptr owns the table; if it cannot allocate its control block it defers it.
+    std::shared_ptr<const Plan> owned(plan, DeferTable{backing});
     built->push_back(Entry{key, std::move(owned)});
     return ZYFA_STATUS_SUCCESS;
   }
@@ -204,7 +291,9 @@ PlanCache::PlanCache(std::unique_ptr<DeviceMemory> memory, uint64_t capacity)
   impl_->capacity = capacity < 1 ? 1 : capacity;
 }
 
-PlanCache::~PlanCache() = default;
+// Frees what clear() frees; a plan a caller still holds is freed when it is dropped (the Backing outlives
+// the cache).
+PlanCache::~PlanCache() { clear(); }
 
 PlanCache &PlanCache::global() {
   // Never destroyed: at exit the CUDA runtime may be unloaded before a static destructor could free the
@@ -222,7 +311,7 @@ zyfa_status PlanCache::acquire(const PlanKey &key, int ctas_per_sm, bool may_bui
                 ctas_per_sm);
   }
   const CacheKey cache_key{key, ctas_per_sm};
-  EntryList evicted;  // declared before the lock: released after it is dropped
+  EntryList evicted;  // declared before the lock: dropped after it is released
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto found = impl_->index.find(cache_key);
   if (found != impl_->index.end()) {
@@ -252,6 +341,48 @@ zyfa_status PlanCache::acquire(const PlanKey &key, int ctas_per_sm, bool may_bui
   impl_->evict_over_capacity(&evicted);
   return ZYFA_STATUS_SUCCESS;
 }
+
+void PlanCache::record_launch(const Plan &plan, void *stream) {
+  // Every plan of this cache is a TrackedPlan (Impl::build).
+  const TrackedPlan &tracked = static_cast<const TrackedPlan &>(plan);
+  DeviceMemory &memory = *impl_->backing->memory;
+  std::lock_guard<std::mutex> lock(tracked.mutex);
+  StreamUse *use = nullptr;
+  for (StreamUse &u : tracked.uses) {
+    if (u.stream == stream) {
+      use = &u;
+      break;
+    }
+  }
+  if (use == nullptr) {
+    // A stream new to this plan takes over the event of a stream whose launches have finished, so the
+    // plan keeps one event per stream with work in flight, not one per stream it ever ran on.
+    for (StreamUse &u : tracked.uses) {
+      if (memory.event_finished(tracked.device, u.event)) {
+        use = &u;
+        break;
+      }
+    }
+  }
+  const bool added = use == nullptr;
+  if (added) {
+    try {
+      tracked.uses.push_back(StreamUse{});
+    } catch (const std::bad_alloc &) {
+      tracked.untracked = true;  // the launch is queued: it cannot fail now, its table waits for clear()
+      return;
+    }
+    use = &tracked.uses.back();
+  }
+  use->stream = stream;
+  const bool recorded = memory.record_event(tracked.device, stream, &use->event);
+  if (added && use->event == nullptr) tracked.uses.pop_back();  // its event was never created
+  if (!recorded) tracked.untracked = true;
+}
+
+void PlanCache::release_finished() { impl_->backing->free_deferred(/*all=*/false); }
+
+uint64_t PlanCache::deferred_tables() const { return impl_->backing->deferred_count.load(); }
 
 zyfa_status PlanCache::stats(zyfa_plan_cache_stats *out) const {
   if (out == nullptr) {
@@ -297,11 +428,14 @@ zyfa_status PlanCache::set_capacity(uint64_t capacity) {
 }
 
 zyfa_status PlanCache::clear() {
-  EntryList dropped;
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->index.clear();
-  dropped.splice(dropped.end(), impl_->lru);
-  dropped.splice(dropped.end(), impl_->pinned);
+  {
+    EntryList dropped;  // declared before the lock: dropped after it is released
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->index.clear();
+    dropped.splice(dropped.end(), impl_->lru);
+    dropped.splice(dropped.end(), impl_->pinned);
+  }
+  impl_->backing->free_deferred(/*all=*/true);
   return ZYFA_STATUS_SUCCESS;
 }
 

@@ -1,6 +1,10 @@
-// The plan cache: for each (device, dtype, d_qk, d_v, batch, nheads, nheads_k, seqlen, layout), the
-// pair-balanced job table of the persistent grid, built on the host once and uploaded to device memory.
-// Thread-safe, bounded (least recently used first out), with statistics.
+// The plan cache: for each (device, dtype, d_qk, d_v, batch, nheads, nheads_k, seqlen), the pair-balanced
+// job table of the persistent grid, built on the host once and uploaded to device memory. The layout is not
+// part of the key: jobs name (batch, head, tile), never an address, so every layout of a shape shares one
+// plan (a shape prepared as BSHD may be captured as STRIDED).
+// Thread-safe, bounded (least recently used first out), with statistics. An evicted table is freed only
+// once every launch that read it has finished (an event per stream), by a later call whose stream is not
+// being captured, or by clear().
 #ifndef ZYFA_HOST_PLAN_CACHE_HPP_
 #define ZYFA_HOST_PLAN_CACHE_HPP_
 
@@ -18,25 +22,36 @@ struct PlanKey {
   int device = 0;
   zyfa_dtype dtype = ZYFA_DTYPE_BF16;
   int64_t d_qk = 0, d_v = 0, batch = 0, nheads = 0, nheads_k = 0, seqlen = 0;
-  zyfa_layout layout = ZYFA_LAYOUT_BSHD;
   bool operator==(const PlanKey &o) const;
 };
+
+// The key of a validated problem's plan on `device`: its shape, never its layout or pointers.
+PlanKey plan_key_of(const Problem &problem, int device);
 
 struct Plan {
   kernels::Schedule schedule;  // the job table in device memory and the grid
 };
 
-// Where job tables live. The CUDA implementation (src/host/cuda_api.cpp) uploads to the device; tests
-// substitute host memory, so the cache's logic is tested on machines without a GPU.
+// Where job tables live, and the events that tell when the GPU has finished with one. The CUDA
+// implementation (src/host/cuda_api.cpp) uploads to the device and records CUDA events; tests substitute
+// host memory and events they finish by hand, so the cache's logic is tested on machines without a GPU.
+// Every method may be called from several threads at once: implementations must be thread-safe.
 class DeviceMemory {
  public:
   virtual ~DeviceMemory() = default;
   // Copies `bytes` bytes to new device memory on `device`; returns nullptr on failure (the cache reports it).
   virtual void *upload(int device, const void *host, size_t bytes) = 0;
-  // Called from whichever thread drops the last reference to an evicted plan, concurrently with upload on
-  // other threads: implementations must be thread-safe.
+  // Frees a table once no launch can read it any more (or at PlanCache::clear). Never under the cache's lock.
   virtual void release(int device, void *ptr) = 0;
   virtual int multiprocessor_count(int device) = 0;
+  // Records *event on `stream` (a stream of `device`, not being captured), creating the event first when
+  // *event is nullptr: it completes when the work queued on `stream` so far has finished. False when no
+  // event could be created or recorded (then *event, if it was created, stays valid).
+  virtual bool record_event(int device, void *stream, void **event) = 0;
+  // Whether the work before the event's last record has finished. A query that fails counts as finished:
+  // the event's context is gone (a device reset) or broken, and no launch of it can still read a table.
+  virtual bool event_finished(int device, void *event) = 0;
+  virtual void destroy_event(int device, void *event) = 0;
 };
 
 // The order of a job table, outermost first. Every order keeps batch, then kv head, outermost, so the
@@ -76,16 +91,29 @@ class PlanCache {
   // capture): then it returns ZYFA_STATUS_NOT_PREPARED. `ctas_per_sm` sizes the grid:
   // min(SMs * ctas_per_sm, jobs); since the grid depends on it, it is part of the cache's key. A plan
   // returned while captured is pinned: never evicted, since a graph holds its table's address. Every
-  // lookup counts as one hit or one miss (a NOT_PREPARED or failed lookup is a miss). An evicted plan's
-  // device memory is released when the last caller drops its shared_ptr.
+  // lookup counts as one hit or one miss (a NOT_PREPARED or failed lookup is a miss). When the last caller
+  // drops an evicted plan, its table joins the deferred list (see release_finished).
   zyfa_status acquire(const PlanKey &key, int ctas_per_sm, bool may_build, bool pin,
                       std::shared_ptr<const Plan> *plan);
 
-  // device_bytes counts every table not yet released, including evicted ones a caller still holds.
+  // Records that a launch just queued on `stream`, which is not being captured, reads `plan`'s table (a
+  // plan of this cache): once evicted, the table is freed only after that launch has finished. One event
+  // per stream and plan, recorded again by later launches on the same stream. A launch under capture
+  // records nothing: its plan is pinned. If no event can be recorded, the table waits for clear().
+  void record_launch(const Plan &plan, void *stream);
+  // Frees the deferred tables whose recorded launches have all finished. Call it only when the calling
+  // stream is not being captured (a free may wait for the device); the others wait for a later call.
+  void release_finished();
+  // Tables of evicted plans that no caller holds any more, waiting for their launches to finish.
+  uint64_t deferred_tables() const;
+
+  // device_bytes counts every table not yet released: cached, held by a caller after eviction, deferred.
   zyfa_status stats(zyfa_plan_cache_stats *out) const;
   // capacity >= 1 plans, pinned ones included; when only pinned plans are left, the cache holds more.
   zyfa_status set_capacity(uint64_t capacity);
-  // Drops every plan, pinned ones too; the counters of hits, misses and evictions keep running.
+  // Drops every plan, pinned ones too, and frees every table no caller holds, deferred ones included,
+  // without waiting for their launches (zyfa.h: not while a call may still run); the counters of hits,
+  // misses and evictions keep running.
   zyfa_status clear();
 
  private:

@@ -29,6 +29,7 @@ struct Ledger {
   bool fail_next_upload = false;
   int sms = 132;
   std::map<void *, size_t> live;  // tables uploaded and not yet released
+  std::set<void *> events;        // events created and not yet destroyed (every launch has finished)
   int64_t uploads = 0, releases = 0;
 
   uint64_t live_bytes() const {
@@ -62,6 +63,21 @@ class FakeDeviceMemory final : public DeviceMemory {
     ++ledger_->releases;
   }
   int multiprocessor_count(int) override { return ledger_->sms; }
+  bool record_event(int, void *, void **event) override {
+    if (*event == nullptr) {
+      *event = ::operator new(1);
+      ledger_->events.insert(*event);
+    }
+    return true;
+  }
+  bool event_finished(int, void *event) override {
+    require(ledger_->events.count(event) == 1, "plan cache", "queried an event that is not live");
+    return true;
+  }
+  void destroy_event(int, void *event) override {
+    require(ledger_->events.erase(event) == 1, "plan cache", "destroyed an event that is not live");
+    ::operator delete(event);
+  }
 
  private:
   Ledger *ledger_;
@@ -105,9 +121,8 @@ PlanKey pick_key(FuzzedDataProvider &in, int *ctas) {
 }
 
 Model::Key model_key(const PlanKey &k, int ctas) {
-  // dtype, d_qk and layout do not change the table, but they are part of the cache's key: fold them in.
-  return {k.device, int(k.dtype) * 1000 + int(k.d_qk) + 7 * int(k.layout), k.batch, k.nheads, k.nheads_k,
-          k.seqlen, ctas};
+  // dtype and d_qk do not change the table, but they are part of the cache's key: fold them in.
+  return {k.device, int(k.dtype) * 1000 + int(k.d_qk), k.batch, k.nheads, k.nheads_k, k.seqlen, ctas};
 }
 
 void check_stats(const PlanCache &cache, const Model &model, const Ledger &memory) {
@@ -205,6 +220,11 @@ void fuzz_plan_cache(FuzzedDataProvider &in) {
           require((s == ZYFA_STATUS_SUCCESS) == (plan != nullptr), "plan cache", "plan set exactly on success");
           if (plan) {
             check_plan(*plan, key, ctas, model.built_sms[mk]);
+            if (may_build) {
+              // A launch outside capture, as run_attention makes it, on one of three streams.
+              cache.record_launch(*plan, reinterpret_cast<void *>(uintptr_t(0x100 + 0x10 * (step % 3))));
+              cache.release_finished();
+            }
             if (int(held.size()) < kMaxHeld && in.ConsumeBool()) held.push_back(plan);
           }
           break;
@@ -219,6 +239,7 @@ void fuzz_plan_cache(FuzzedDataProvider &in) {
   held.clear();
   require(ledger.live.empty(), "plan cache", "a table was never released");
   require(ledger.releases == ledger.uploads, "plan cache", "uploads and releases differ");
+  require(ledger.events.empty(), "plan cache", "an event was never destroyed");
 }
 
 }  // namespace zyfa::fuzz

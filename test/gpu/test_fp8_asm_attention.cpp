@@ -2,17 +2,15 @@
 // their launcher with a job table built here: against the fp64 oracle on the same quantized inputs
 // (Gaussian, outlier, structured), against the CPU backend (the same numerics.h recurrence), V all ones,
 // bitwise repeatability, poisoned outputs, every layout, GQA and MQA, the three descale forms. Each case
-// prints one line of measured figures. The seed protocol's timing runs with ZYFA_FP8_ASM_TIMING=1.
+// prints one line of measured figures. Speed is measured by bench/zyfa_bench, not here.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -30,20 +28,15 @@ namespace zyfa::test {
 namespace {
 
 // Against fp64: the limits of the CPU backend, which runs the same recurrence (test_cpu_backend.cpp: lean P
-// 3.0e-2, exact P 2.5e-2, LSE 0.105 and 0.065 nats), widened by the 0.2x the GPU may differ from it. Issue 5
-// asks for 1.5e-2 on Gaussian std-1 inputs; numerics.h's rounded P does not reach it on the CPU backend
-// either (measured 2.6-2.7e-2 lean, 2.0-2.2e-2 exact at S = 1000-4097), so that figure is reported, and
-// the sharp check is the distance to the CPU backend below.
+// 3.0e-2, exact P 2.5e-2, LSE 0.105 and 0.065 nats), widened by the 0.2x the GPU may differ from it
+// (kMaxBackendRatio, support/backend_ratio.hpp). Issue 5 asks for 1.5e-2 on Gaussian std-1 inputs;
+// numerics.h's rounded P does not reach it on the CPU backend either (measured 2.6-2.7e-2 lean, 2.0-2.2e-2
+// exact at S = 1000-4097), so that figure is reported, and the sharp check is the distance to the CPU
+// backend below.
 constexpr double kMaxRelRmsLeanP = 3.6e-2;
 constexpr double kMaxRelRmsExactP = 3.0e-2;
 constexpr double kMaxLseAbsLeanP = 0.126;
 constexpr double kMaxLseAbsExactP = 0.078;
-// The GPU and the CPU backend differ in the order of fp32 sums and the last bits of ex2 and lg2: their
-// distance must stay below 0.2x the error either has against fp64.
-constexpr double kMaxBackendRatio = 0.2;
-// The floor of that error: rows with one key are all but exact on both, and still differ by the order in
-// which a score's d products are added (measured 1.4-1.8e-7 relative in the LSE on this device).
-constexpr double kSumOrderNoise = 1e-5;
 // The wgmma schedule computes S = Q K^T on the FP8 tensor cores, whose sums keep about 14 bits (DeepSeek-V3
 // reports the same for FP8 GEMMs): S is off the exact fp32 sum by about 1e-4 relative (measured on the
 // H200 as 1.2-1.5e-4 in the LSE of one-key rows at d_qk = 192, where the CPU backend is within 2e-7).
@@ -153,10 +146,6 @@ class Fp8AsmRun {
   int sms_ = 0;
 };
 
-double backend_ratio(const ErrorStats &diff, const ErrorStats &cpu_vs_exact) {
-  return diff.rel_rms / std::max(cpu_vs_exact.rel_rms, kSumOrderNoise);
-}
-
 // The shape's name says "_headdescale" for the per-head form.
 std::string case_name(const ::testing::TestParamInfo<Fp8Case> &info) {
   const DescaleForm f = info.param.descale;
@@ -195,35 +184,35 @@ TEST_P(Fp8AsmAccuracy, MatchesFp64AndCpuBackend) {
   ASSERT_EQ(run.run(), "");
   EXPECT_TRUE(outputs_written(h));
 
-  const ErrorStats out_err = compare_to_reference(h.out_values(), exact.out);
-  const ErrorStats cpu_err = compare_to_reference(cpu_out, exact.out);
-  const ErrorStats out_diff = compare_to_reference(h.out_values(), cpu_out);
-  const double out_ratio = backend_ratio(out_diff, cpu_err);
+  const std::vector<double> gpu_out = h.out_values(), gpu_lse = h.lse_values();
+  const ErrorStats out_err = compare_to_reference(gpu_out, exact.out);
+  const BackendComparison out_vs_cpu = compare_backends(gpu_out, cpu_out, exact.out);
   EXPECT_TRUE(within_rel_rms(out_err, lean_p(sh) ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
-  const double max_ratio = c.wgmma ? kMaxDistanceWgmma : kMaxBackendRatio;
-  EXPECT_LE(out_ratio, max_ratio) << "GPU vs CPU backend: " << out_diff.describe()
-                                  << "; CPU backend vs fp64: " << cpu_err.describe();
   if (c.wgmma) {
-    EXPECT_LE(out_err.rel_rms, kMaxErrorOverCpuWgmma * std::max(cpu_err.rel_rms, kSumOrderNoise))
+    EXPECT_TRUE(within_backend_ratio(out_vs_cpu, kMaxDistanceWgmma)) << "out";
+    EXPECT_LE(out_vs_cpu.gpu_err, kMaxErrorOverCpuWgmma * std::max(out_vs_cpu.cpu_err, kSumOrderNoise))
         << "the GPU must be as accurate as the CPU backend's numerics";
+  } else {
+    EXPECT_TRUE(within_backend_ratio(out_vs_cpu)) << "out";
   }
-  double lse_ratio = 0;
+  BackendComparison lse_vs_cpu;
   ErrorStats lse_err;
   if (sh.with_lse) {
-    lse_err = compare_to_reference(h.lse_values(), exact.lse);
-    const ErrorStats lse_diff = compare_to_reference(h.lse_values(), cpu_lse);
-    const ErrorStats cpu_lse_err = compare_to_reference(cpu_lse, exact.lse);
-    lse_ratio = c.wgmma ? lse_diff.rel_rms / std::max(cpu_lse_err.rel_rms, kWgmmaScoreNoise)
-                        : backend_ratio(lse_diff, cpu_lse_err);
+    lse_err = compare_to_reference(gpu_lse, exact.lse);
+    lse_vs_cpu = compare_backends(gpu_lse, cpu_lse, exact.lse);
     EXPECT_EQ(lse_err.nonfinite, 0);
     EXPECT_LE(lse_err.max_abs, lean_p(sh) ? kMaxLseAbsLeanP : kMaxLseAbsExactP) << lse_err.describe();
-    EXPECT_LE(lse_ratio, c.wgmma ? kMaxLseDistanceWgmma : kMaxBackendRatio)
-        << "GPU vs CPU backend LSE: " << lse_diff.describe() << "; CPU backend vs fp64: " << cpu_lse_err.describe();
+    if (c.wgmma) {
+      EXPECT_LE(lse_vs_cpu.gpu_cpu / std::max(lse_vs_cpu.cpu_err, kWgmmaScoreNoise), kMaxLseDistanceWgmma)
+          << "LSE: " << lse_vs_cpu.describe();
+    } else {
+      EXPECT_TRUE(within_backend_ratio(lse_vs_cpu)) << "LSE";
+    }
   }
-  std::printf("[fp8 asm] %-62s out rel_rms %.3e (cpu %.3e)  gpu-cpu/cpu-fp64 %.3f  lse max_abs %.2e  lse ratio "
+  std::printf("[fp8 asm] %-62s out rel_rms %.3e (cpu %.3e)  gpu-cpu ratio %.3f  lse max_abs %.2e  lse ratio "
               "%.3f  seed %llu\n",
-              case_name({c, 0}).c_str(), out_err.rel_rms, cpu_err.rel_rms, out_ratio, lse_err.max_abs, lse_ratio,
-              (unsigned long long)seed_);
+              case_name({c, 0}).c_str(), out_err.rel_rms, out_vs_cpu.cpu_err, out_vs_cpu.ratio, lse_err.max_abs,
+              lse_vs_cpu.ratio, (unsigned long long)seed_);
 }
 
 std::vector<Fp8Case> accuracy_cases() {
@@ -312,102 +301,6 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmDeterminism,
                          ::testing::Values(fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, DescaleForm::kHostFloat),
                                            fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD, DescaleForm::kDevicePerHead)),
                          case_name);
-
-// ---------------------------------------------------------------- throughput (opt-in)
-
-// fp64 attention of one query row, read through the problem's own strides and descales (host memory).
-std::vector<double> exact_row(const Problem &p, int64_t h, int64_t row) {
-  const int64_t hk = h / p.group();
-  std::vector<double> s(size_t(row + 1));
-  double mx = -INFINITY;
-  for (int64_t j = 0; j <= row; ++j) {
-    double dot = 0;
-    for (int64_t d = 0; d < p.d_qk; ++d)
-      dot += ref::input_value(p, p.q, p.q_descale, 0, row, h, hk, d) * ref::input_value(p, p.k, p.k_descale, 0, j, hk, hk, d);
-    s[size_t(j)] = dot * double(p.softmax_scale);
-    mx = std::max(mx, s[size_t(j)]);
-  }
-  std::vector<double> o(size_t(p.d_v), 0.0);
-  double l = 0;
-  for (int64_t j = 0; j <= row; ++j) {
-    const double w = std::exp(s[size_t(j)] - mx);
-    l += w;
-    for (int64_t d = 0; d < p.d_v; ++d) o[size_t(d)] += w * ref::input_value(p, p.v, p.v_descale, 0, j, hk, hk, d);
-  }
-  for (double &x : o) x /= l;
-  return o;
-}
-
-// The seed's protocol: batch 1, H = max(32, 262144 / S) heads (MHA), BSHD, Gaussian inputs with std 0.1;
-// TFLOP/s = B H S^2 (d_qk + d_v) / median time of 20 calls (CUDA events). The fallback kernel runs on the
-// same inputs for comparison. Spot checks of the timed output against fp64 keep the figure honest.
-TEST(Fp8AsmThroughput, SeedProtocol) {
-  ZYFA_SKIP_WITHOUT_GPU();
-  if (!std::getenv("ZYFA_FP8_ASM_TIMING")) GTEST_SKIP() << "set ZYFA_FP8_ASM_TIMING=1 to time the seed protocol";
-  constexpr int kWarmup = 3, kTimed = 20;
-  const uint64_t seed = fresh_seed();
-  for (int64_t d_qk : {128, 192})
-    for (int64_t S : {4096, 16384}) {
-      const int64_t H = std::max<int64_t>(32, 262144 / S);
-      Fp8Case c = fp8_case(d_qk, 1, S, H, H, Layout::kBSHD, DescaleForm::kHostFloat);
-      c.shape.with_lse = false;
-      Fp8AsmRun run(c, seed);
-      ASSERT_EQ(run.upload(), "");
-      const Problem &p = run.problem();
-      const kernels::Schedule sched = run.schedule();
-      double median_ms[2] = {0, 0};
-      for (int which = 0; which < 2; ++which) {  // 0: the asmgen kernel, 1: the fallback kernel
-        auto launch = [&] {
-          return which == 0 ? kernels::launch_fp8_asm_attention(p, sched, nullptr)
-                            : kernels::launch_fallback_attention(p, sched, nullptr);
-        };
-        for (int i = 0; i < kWarmup; ++i) ASSERT_EQ(cuda_message("warm-up launch", launch()), "");
-        cudaEvent_t start[kTimed], stop[kTimed];
-        for (int i = 0; i < kTimed; ++i) {
-          ASSERT_EQ(cuda_message("cudaEventCreate", cudaEventCreate(&start[i])), "");
-          ASSERT_EQ(cuda_message("cudaEventCreate", cudaEventCreate(&stop[i])), "");
-        }
-        for (int i = 0; i < kTimed; ++i) {
-          ASSERT_EQ(cuda_message("cudaEventRecord", cudaEventRecord(start[i])), "");
-          ASSERT_EQ(cuda_message("launch", launch()), "");
-          ASSERT_EQ(cuda_message("cudaEventRecord", cudaEventRecord(stop[i])), "");
-        }
-        ASSERT_EQ(cuda_message("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
-        std::vector<float> ms(kTimed);
-        for (int i = 0; i < kTimed; ++i) {
-          ASSERT_EQ(cuda_message("cudaEventElapsedTime", cudaEventElapsedTime(&ms[size_t(i)], start[i], stop[i])), "");
-          cudaEventDestroy(start[i]);
-          cudaEventDestroy(stop[i]);
-        }
-        std::sort(ms.begin(), ms.end());
-        median_ms[which] = ms[kTimed / 2];
-      }
-      // The last launch was the fallback's; run the asmgen kernel once more for the spot checks.
-      run.host().poison_outputs();
-      ASSERT_EQ(run.upload(), "");
-      ASSERT_EQ(run.run(), "");
-      const HostAttention &h = run.host();
-      const Problem hp = h.problem();
-      double err2 = 0, ref2 = 0;
-      for (int64_t head : {int64_t(0), H - 1})
-        for (int64_t row : {int64_t(0), S / 2 + 3, S - 1}) {
-          const std::vector<double> e = exact_row(hp, head, row);
-          for (int64_t d = 0; d < hp.d_v; ++d) {
-            const double got = numerics::bf16_value(static_cast<const uint16_t *>(h.out.data())[h.out.index(0, row, head, d)]);
-            err2 += (got - e[size_t(d)]) * (got - e[size_t(d)]);
-            ref2 += e[size_t(d)] * e[size_t(d)];
-          }
-        }
-      const double spot_rel_rms = std::sqrt(err2 / ref2);
-      EXPECT_LE(spot_rel_rms, lean_p(c.shape) ? kMaxRelRmsLeanP : kMaxRelRmsExactP);
-      const double tflops = p.flops() / (median_ms[0] * 1e-3) / 1e12;
-      const double fallback_tflops = p.flops() / (median_ms[1] * 1e-3) / 1e12;
-      std::printf("[fp8 asm timing] d_qk %3lld S %6lld H %3lld: %8.3f ms  %7.1f TFLOP/s  (fallback %8.3f ms  %7.1f "
-                  "TFLOP/s)  spot rel_rms vs fp64 %.3e\n",
-                  (long long)d_qk, (long long)S, (long long)H, median_ms[0], tflops, median_ms[1], fallback_tflops,
-                  spot_rel_rms);
-    }
-}
 
 }  // namespace
 }  // namespace zyfa::test

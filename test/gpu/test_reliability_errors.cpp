@@ -395,6 +395,12 @@ TEST(ReliabilityErrors, StickyCudaErrorIsReportedByEveryGpuEntryPoint) {
   EXPECT_EQ(run_child("StickyErrorIsReported", {}), 0) << "see the child's output above";
 }
 
+// A device reset ends the context that holds the loaded FP8 kernel; the next call must load it again.
+TEST(ReliabilityErrors, CallsWorkAfterADeviceReset) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  EXPECT_EQ(run_child("CallsWorkAfterADeviceReset", {}), 0) << "see the child's output above";
+}
+
 // Run only as children of the tests above (run_child).
 TEST(ReliabilityChild, DISABLED_NoDeviceIsReported) {
   HostBuffers b;
@@ -404,6 +410,26 @@ TEST(ReliabilityChild, DISABLED_NoDeviceIsReported) {
       << "the message should point to the CPU backend: " << zyfa_last_error();
   EXPECT_EQ(zyfa_attn_prepare(&d, nullptr), ZYFA_STATUS_NO_DEVICE);
   EXPECT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_SUCCESS) << "the CPU backend needs no device";
+}
+
+TEST(ReliabilityChild, DISABLED_CallsWorkAfterADeviceReset) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  const AttentionShape shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 1, 300, 4, 2);  // the asmgen kernel
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round == 0 ? "before the reset" : "after the reset");
+    {
+      DeviceProblem p(shape, fresh_seed());
+      ASSERT_EQ(p.status(), "");
+      const zyfa_attn_desc d = p.desc();
+      ASSERT_EQ(zyfa_attn_fwd(&d, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+      ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
+      ASSERT_EQ(p.download(), "");
+      EXPECT_TRUE(matches_fp64(p.host()));
+    }
+    // zyfa.h's rule: plans go before the reset; the loaded kernel is keyed by its context.
+    ASSERT_EQ(zyfa_plan_cache_clear(), ZYFA_STATUS_SUCCESS);
+    ZYFA_ASSERT_CUDA(cudaDeviceReset());
+  }
 }
 
 TEST(ReliabilityChild, DISABLED_StickyErrorIsReported) {

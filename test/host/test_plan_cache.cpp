@@ -1,10 +1,11 @@
 // The job table (coverage, balance, order, int32 bounds) and the plan cache (one table per key under
-// concurrency, LRU, pinning, statistics, error paths) over a fake device memory in host memory.
+// concurrency, LRU, pinning, statistics, error paths, evicted tables freed only after their launches)
+// over a fake device memory in host memory with fake events.
 //
 // Under ThreadSanitizer (these tests make no CUDA call; cuda_api.cpp only satisfies PlanCache::global),
 // from the repository root (one command line, split here for width):
 //   g++ -std=c++17 -O1 -g -fsanitize=thread -Iinclude -Isrc -I/usr/local/cuda/include
-//     test/host/test_plan_cache.cpp src/host/{plan_cache,error,cuda_api}.cpp -L/usr/local/cuda/lib64
+//     test/host/test_plan_cache.cpp src/host/{plan_cache,error,cuda_api,validate}.cpp -L/usr/local/cuda/lib64
 //     -lcudart_static -lgtest -lgtest_main -lpthread -ldl -lrt -o /tmp/plan_cache_tsan && /tmp/plan_cache_tsan
 #include <gtest/gtest.h>
 
@@ -25,6 +26,7 @@
 
 #include "host/error.hpp"
 #include "host/plan_cache.hpp"
+#include "host/validate.hpp"
 #include "kernels/numerics.h"
 
 namespace zyfa {
@@ -203,18 +205,49 @@ TEST(JobTable, RefusesBadArguments) {
 
 // ---------------------------------------------------------------- a fake device memory
 
+// A fake event: recorded on a stream, pending until the test finishes that stream's work.
+struct FakeEvent {
+  void *stream = nullptr;
+  bool pending = false;
+};
+
 // What the fake saw, shared with the test after the cache takes the fake.
 struct FakeLedger {
   std::mutex mutex;
   std::map<const void *, size_t> live;  // "device" allocations not yet released
-  int64_t uploads = 0, releases = 0, live_bytes = 0;
-  std::atomic<bool> fail_uploads{false};
+  std::map<void *, FakeEvent> events;   // events created and not yet destroyed
+  std::map<void *, std::vector<const void *>> in_flight;  // per stream, the tables of unfinished launches
+  int64_t uploads = 0, releases = 0, live_bytes = 0, records = 0, events_created = 0, events_destroyed = 0;
+  std::atomic<bool> fail_uploads{false}, fail_records{false};
   std::atomic<int> multiprocessors{132};
 
   int64_t count_uploads() { std::lock_guard<std::mutex> l(mutex); return uploads; }
   int64_t count_releases() { std::lock_guard<std::mutex> l(mutex); return releases; }
   int64_t bytes_live() { std::lock_guard<std::mutex> l(mutex); return live_bytes; }
   bool is_live(const void *p) { std::lock_guard<std::mutex> l(mutex); return live.count(p) != 0; }
+  int64_t count_records() { std::lock_guard<std::mutex> l(mutex); return records; }
+  int64_t count_events() { std::lock_guard<std::mutex> l(mutex); return int64_t(events.size()); }
+  int64_t count_events_created() { std::lock_guard<std::mutex> l(mutex); return events_created; }
+  // A launch on `stream` reads `table` (tests that track launches say so; release checks them).
+  void launched(void *stream, const void *table) {
+    std::lock_guard<std::mutex> l(mutex);
+    in_flight[stream].push_back(table);
+  }
+  // The work queued so far on `stream` (every stream, for nullptr) has finished.
+  void finish(void *stream = nullptr) {
+    std::lock_guard<std::mutex> l(mutex);
+    for (auto &e : events) {
+      if (stream == nullptr || e.second.stream == stream) e.second.pending = false;
+    }
+    if (stream == nullptr) in_flight.clear();
+    else in_flight.erase(stream);
+  }
+  bool read_by_a_launch(const void *table) const {  // under mutex
+    for (const auto &stream : in_flight) {
+      if (std::find(stream.second.begin(), stream.second.end(), table) != stream.second.end()) return true;
+    }
+    return false;
+  }
 };
 
 class HostDeviceMemory final : public DeviceMemory {
@@ -238,6 +271,7 @@ class HostDeviceMemory final : public DeviceMemory {
       auto found = ledger_->live.find(ptr);
       EXPECT_NE(found, ledger_->live.end()) << "released memory the fake never handed out, or twice";
       if (found == ledger_->live.end()) return;
+      EXPECT_FALSE(ledger_->read_by_a_launch(ptr)) << "released a table that a running launch reads";
       ledger_->live_bytes -= int64_t(found->second);
       ++ledger_->releases;
       ledger_->live.erase(found);
@@ -247,13 +281,45 @@ class HostDeviceMemory final : public DeviceMemory {
     std::free(ptr);
   }
   int multiprocessor_count(int) override { return ledger_->multiprocessors; }
+  bool record_event(int, void *stream, void **event) override {
+    if (ledger_->fail_records) return false;
+    std::lock_guard<std::mutex> l(ledger_->mutex);
+    if (*event == nullptr) {
+      *event = new char;  // a unique handle
+      ledger_->events[*event] = FakeEvent{};
+      ++ledger_->events_created;
+    }
+    auto found = ledger_->events.find(*event);
+    EXPECT_NE(found, ledger_->events.end()) << "recorded an event that was destroyed";
+    if (found == ledger_->events.end()) return false;
+    found->second = FakeEvent{stream, /*pending=*/true};
+    ++ledger_->records;
+    return true;
+  }
+  bool event_finished(int, void *event) override {
+    std::lock_guard<std::mutex> l(ledger_->mutex);
+    auto found = ledger_->events.find(event);
+    EXPECT_NE(found, ledger_->events.end()) << "queried an event that was destroyed";
+    return found == ledger_->events.end() || !found->second.pending;
+  }
+  void destroy_event(int, void *event) override {
+    {
+      std::lock_guard<std::mutex> l(ledger_->mutex);
+      EXPECT_EQ(ledger_->events.erase(event), 1u) << "destroyed an event twice, or one never created";
+      ++ledger_->events_destroyed;
+    }
+    delete static_cast<char *>(event);
+  }
 
  private:
   std::shared_ptr<FakeLedger> ledger_;
 };
 
+// Stand-ins for cudaStream_t values: only their identity matters.
+void *stream_id(int i) { return reinterpret_cast<void *>(uintptr_t(0x1000 + 0x10 * i)); }
+
 PlanKey key_of(int64_t seqlen, int64_t batch = 2, int64_t nheads = 8, int64_t nheads_k = 2) {
-  return PlanKey{/*device=*/0, ZYFA_DTYPE_BF16, 128, 128, batch, nheads, nheads_k, seqlen, ZYFA_LAYOUT_BSHD};
+  return PlanKey{/*device=*/0, ZYFA_DTYPE_BF16, 128, 128, batch, nheads, nheads_k, seqlen};
 }
 
 // The table the cache should have uploaded for `k`.
@@ -278,12 +344,25 @@ class PlanCacheTest : public ::testing::Test {
   std::unique_ptr<PlanCache> make_cache(uint64_t capacity) {
     return std::make_unique<PlanCache>(std::make_unique<HostDeviceMemory>(ledger), capacity);
   }
+  // A call outside capture as run_attention makes it: the lookup, then the deferred tables whose launches
+  // have finished are freed (tables no launch read go at once).
   static std::shared_ptr<const Plan> get(PlanCache &cache, const PlanKey &key, bool pin = false,
                                          int ctas_per_sm = 1) {
     std::shared_ptr<const Plan> plan;
     EXPECT_EQ(cache.acquire(key, ctas_per_sm, /*may_build=*/true, pin, &plan), ZYFA_STATUS_SUCCESS)
         << last_error();
+    cache.release_finished();
     return plan;
+  }
+  // A plan the test holds as a caller does between its lookup and its launch, and its table's address,
+  // which stays the fake's name for the table after the plan is dropped.
+  struct HeldPlan {
+    std::shared_ptr<const Plan> plan;
+    const void *table;
+  };
+  static HeldPlan hold(PlanCache &cache, const PlanKey &key) {
+    std::shared_ptr<const Plan> plan = get(cache, key);
+    return HeldPlan{plan, plan->schedule.jobs};
   }
   static bool present(PlanCache &cache, const PlanKey &key) {
     std::shared_ptr<const Plan> plan;
@@ -362,9 +441,116 @@ TEST_F(PlanCacheTest, EvictedPlanStaysValidWhileACallerHoldsIt) {
   EXPECT_EQ(ledger->count_releases(), 0);
   EXPECT_EQ(s.device_bytes, table_bytes(k0) + table_bytes(k1)) << "device_bytes counts the held table";
   EXPECT_EQ(std::memcmp(held->schedule.jobs, expected.data(), expected.size() * sizeof(Job)), 0);
+  EXPECT_EQ(cache->deferred_tables(), 0u) << "a held plan is not deferred yet";
   held.reset();
+  EXPECT_EQ(cache->deferred_tables(), 1u) << "dropped: the table waits for a call to free it";
+  EXPECT_EQ(ledger->count_releases(), 0);
+  cache->release_finished();
+  EXPECT_EQ(cache->deferred_tables(), 0u);
   EXPECT_EQ(ledger->count_releases(), 1);
   EXPECT_EQ(stats_of(*cache).device_bytes, table_bytes(k1));
+}
+
+// A launch may still read an evicted table: its event must complete, and a later call must come, before
+// the table is freed. Here the launch is queued after another call evicted the plan, as a thread that
+// holds the plan between its lookup and its launch does.
+TEST_F(PlanCacheTest, EvictedTableWaitsForItsLaunch) {
+  auto cache = make_cache(1);
+  const PlanKey k0 = key_of(1000), k1 = key_of(2000);
+  HeldPlan held = hold(*cache, k0);
+  get(*cache, k1);  // evicts k0, which this "thread" still holds
+  cache->record_launch(*held.plan, stream_id(0));
+  held.plan.reset();
+  EXPECT_EQ(cache->deferred_tables(), 1u);
+  cache->release_finished();
+  EXPECT_TRUE(ledger->is_live(held.table)) << "freed while its launch may run";
+  EXPECT_EQ(stats_of(*cache).device_bytes, table_bytes(k0) + table_bytes(k1)) << "deferred tables count";
+  ledger->finish(stream_id(0));
+  EXPECT_TRUE(ledger->is_live(held.table)) << "only a call frees";
+  cache->release_finished();
+  EXPECT_FALSE(ledger->is_live(held.table));
+  EXPECT_EQ(cache->deferred_tables(), 0u);
+  EXPECT_EQ(ledger->count_events(), 0) << "the freed plan's event was destroyed";
+  EXPECT_EQ(stats_of(*cache).device_bytes, table_bytes(k1));
+}
+
+// One event per stream and plan, recorded again by each launch on that stream; a stream new to the plan
+// takes over the event of a stream whose work has finished. The table waits for every stream.
+TEST_F(PlanCacheTest, TableWaitsForEveryStreamWithOneEventPerStream) {
+  auto cache = make_cache(1);
+  const PlanKey k0 = key_of(700), k1 = key_of(900);
+  HeldPlan held = hold(*cache, k0);
+  for (int stream : {0, 0, 1}) cache->record_launch(*held.plan, stream_id(stream));
+  EXPECT_EQ(ledger->count_records(), 3);
+  EXPECT_EQ(ledger->count_events(), 2);
+  ledger->finish(stream_id(0));
+  cache->record_launch(*held.plan, stream_id(2));  // reuses stream 0's event
+  EXPECT_EQ(ledger->count_events(), 2);
+  EXPECT_EQ(ledger->count_events_created(), 2);
+  held.plan.reset();
+  get(*cache, k1);  // evicts k0
+  EXPECT_TRUE(ledger->is_live(held.table));
+  ledger->finish(stream_id(1));
+  cache->release_finished();
+  EXPECT_TRUE(ledger->is_live(held.table)) << "stream 2 still runs";
+  ledger->finish(stream_id(2));
+  cache->release_finished();
+  EXPECT_FALSE(ledger->is_live(held.table));
+  EXPECT_EQ(ledger->count_events(), 0);
+}
+
+// A launch whose event could not be recorded leaves no way to know when it ends: its table waits for
+// clear(), which also frees deferred tables whose launches have not finished (zyfa.h's rule).
+TEST_F(PlanCacheTest, UnrecordedLaunchAndPendingTablesWaitForClear) {
+  auto cache = make_cache(1);
+  const PlanKey k0 = key_of(300), k1 = key_of(600), k2 = key_of(900);
+  HeldPlan unrecorded = hold(*cache, k0);
+  ledger->fail_records = true;
+  cache->record_launch(*unrecorded.plan, stream_id(0));
+  ledger->fail_records = false;
+  EXPECT_EQ(ledger->count_events(), 0);
+  unrecorded.plan.reset();
+  HeldPlan pending = hold(*cache, k1);  // evicts k0
+  cache->record_launch(*pending.plan, stream_id(1));
+  pending.plan.reset();
+  get(*cache, k2);  // evicts k1
+  ledger->finish();
+  cache->release_finished();
+  EXPECT_TRUE(ledger->is_live(unrecorded.table)) << "no event: it may still run";
+  EXPECT_FALSE(ledger->is_live(pending.table));
+  EXPECT_EQ(cache->deferred_tables(), 1u);
+  // Another pending one, then clear: both go, with their events.
+  std::shared_ptr<const Plan> plan = get(*cache, k0);  // evicts k2
+  cache->record_launch(*plan, stream_id(3));
+  plan.reset();
+  get(*cache, k1);  // evicts k0 (rebuilt); its launch has not finished
+  EXPECT_EQ(cache->deferred_tables(), 2u);
+  ASSERT_EQ(cache->clear(), ZYFA_STATUS_SUCCESS);
+  EXPECT_EQ(cache->deferred_tables(), 0u);
+  EXPECT_EQ(ledger->count_releases(), ledger->count_uploads());
+  EXPECT_EQ(ledger->count_events(), 0);
+  EXPECT_EQ(stats_of(*cache).device_bytes, 0u);
+}
+
+// A destroyed cache frees what it holds and what it deferred; a plan a caller holds past it is freed when
+// the caller drops it.
+TEST_F(PlanCacheTest, DestroyedCacheFreesDeferredAndHeldPlansLater) {
+  std::shared_ptr<const Plan> survivor;
+  {
+    auto cache = make_cache(2);
+    std::shared_ptr<const Plan> plan = get(*cache, key_of(100));
+    cache->record_launch(*plan, stream_id(0));
+    plan.reset();
+    survivor = get(*cache, key_of(200));
+    cache->record_launch(*survivor, stream_id(1));
+    get(*cache, key_of(300));  // evicts key_of(100), whose launch has not finished
+    EXPECT_EQ(cache->deferred_tables(), 1u);
+  }
+  EXPECT_EQ(ledger->count_releases(), 2);
+  EXPECT_TRUE(ledger->is_live(survivor->schedule.jobs));
+  survivor.reset();
+  EXPECT_EQ(ledger->count_releases(), ledger->count_uploads());
+  EXPECT_EQ(ledger->count_events(), 0);
 }
 
 TEST_F(PlanCacheTest, PinnedPlansSurviveEvictionUntilClear) {
@@ -418,8 +604,9 @@ TEST_F(PlanCacheTest, CapacityBoundsDeviceBytes) {
     ASSERT_EQ(s.device_bytes, expected);
     ASSERT_EQ(int64_t(s.device_bytes), ledger->bytes_live());
   }
-  // Shrinking evicts at once.
+  // Shrinking evicts at once; the tables are freed by the next call.
   ASSERT_EQ(cache->set_capacity(1), ZYFA_STATUS_SUCCESS);
+  cache->release_finished();
   const zyfa_plan_cache_stats s = stats_of(*cache);
   EXPECT_EQ(s.entries, 1u);
   EXPECT_EQ(s.capacity, 1u);
@@ -511,6 +698,41 @@ TEST_F(PlanCacheTest, StatsHonourStructSize) {
   EXPECT_EQ(s.device_bytes, table_bytes(key_of(129)));
 }
 
+// The job table names (batch, head, tile), never an address: a shape prepared in one layout is found by a
+// call in another, as a graph captured after zyfa_attn_prepare needs.
+TEST_F(PlanCacheTest, OneShapeInAnyLayoutSharesOnePlan) {
+  auto cache = make_cache(4);
+  zyfa_attn_desc desc = ZYFA_ATTN_DESC_INIT;
+  desc.batch = 2;
+  desc.seqlen = 300;
+  desc.nheads = 8;
+  desc.nheads_k = 2;
+  // BHSD-ordered strides with a gap between heads, spelled out as STRIDED.
+  const int64_t row = 128, head = 320 * row, batch_q = 8 * head, batch_kv = 2 * head;
+  desc.q_strides = desc.out_strides = zyfa_strides{batch_q, row, head};
+  desc.k_strides = desc.v_strides = zyfa_strides{batch_kv, row, head};
+  std::vector<PlanKey> keys;
+  for (zyfa_layout layout : {ZYFA_LAYOUT_BSHD, ZYFA_LAYOUT_STRIDED, ZYFA_LAYOUT_BHSD}) {
+    desc.layout = layout;
+    Problem problem;
+    ASSERT_EQ(validate_attention(&desc, PointerCheck::kOptional, &problem), ZYFA_STATUS_SUCCESS) << last_error();
+    keys.push_back(plan_key_of(problem, /*device=*/0));
+  }
+  const std::shared_ptr<const Plan> prepared = get(*cache, keys[0]);  // zyfa_attn_prepare with BSHD
+  for (size_t i = 1; i < keys.size(); ++i) {
+    SCOPED_TRACE("layout " + std::to_string(i));
+    std::shared_ptr<const Plan> captured;  // a captured call in another layout: no build allowed
+    ASSERT_EQ(cache->acquire(keys[i], 1, /*may_build=*/false, /*pin=*/true, &captured), ZYFA_STATUS_SUCCESS)
+        << last_error();
+    EXPECT_EQ(captured.get(), prepared.get());
+  }
+  const zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.hits, 2u);
+  EXPECT_EQ(s.entries, 1u);
+  EXPECT_EQ(ledger->count_uploads(), 1);
+}
+
 // ---------------------------------------------------------------- concurrency (run under TSan in CI)
 
 constexpr int kThreads = 16;
@@ -576,7 +798,8 @@ TEST_F(PlanCacheTest, ConcurrentLookupsWithEvictionKeepCountsConsistent) {
   std::atomic<int> failures{0};
   run_together([&](int t) {
     std::mt19937 random{uint32_t(1000 + t)};
-    std::shared_ptr<const Plan> held;  // kept across lookups, so evicted tables are freed by this thread
+    std::shared_ptr<const Plan> held;  // kept across lookups, so this thread drops evicted plans later
+    void *const stream = stream_id(t);
     for (int r = 0; r < kRounds * kKeys; ++r) {
       const int k = int(random() % kKeys);
       const bool pin = t == 0 && r == 0;  // one pinned plan, as if captured
@@ -590,12 +813,20 @@ TEST_F(PlanCacheTest, ConcurrentLookupsWithEvictionKeepCountsConsistent) {
       if (first.batch != 0 || first.head != 0 || first.tile_first != 0 || last.head != keys[k].nheads - 1) {
         ++failures;
       }
+      // The launch, as run_attention queues it; the fake checks that no table is freed under it.
+      ledger->launched(stream, plan->schedule.jobs);
+      cache->record_launch(*plan, stream);
+      if (random() % 3 == 0) ledger->finish(stream);  // the thread waits for its stream
+      cache->release_finished();
       if (random() % 4 == 0) held = plan;
       if (random() % 64 == 0) stats_of(*cache);
       if (t == 1 && r % 97 == 0) cache->set_capacity(kCapacity + r % 2);
     }
   });
   EXPECT_EQ(failures.load(), 0);
+  ledger->finish();
+  cache->release_finished();
+  EXPECT_EQ(cache->deferred_tables(), 0u);
   zyfa_plan_cache_stats s = stats_of(*cache);
   EXPECT_EQ(s.hits + s.misses, uint64_t(kThreads) * kRounds * kKeys);
   EXPECT_EQ(int64_t(s.misses), ledger->count_uploads());
@@ -604,10 +835,12 @@ TEST_F(PlanCacheTest, ConcurrentLookupsWithEvictionKeepCountsConsistent) {
   EXPECT_GT(s.evictions, 0u);
   EXPECT_EQ(ledger->count_releases(), ledger->count_uploads() - int64_t(s.entries));
   EXPECT_EQ(int64_t(s.device_bytes), ledger->bytes_live());
+  EXPECT_LE(ledger->count_events(), int64_t(s.entries) * kThreads) << "one event per stream and plan at most";
   ASSERT_EQ(cache->clear(), ZYFA_STATUS_SUCCESS);
   s = stats_of(*cache);
   EXPECT_EQ(s.device_bytes, 0u);
   EXPECT_EQ(ledger->count_releases(), ledger->count_uploads());
+  EXPECT_EQ(ledger->count_events(), 0);
 }
 
 }  // namespace

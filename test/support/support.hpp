@@ -3,6 +3,7 @@
 #define ZYFA_TEST_SUPPORT_SUPPORT_HPP_
 
 #include "support/activations.hpp"
+#include "support/backend_ratio.hpp"
 #include "support/checks.hpp"
 #include "support/error_norms.hpp"
 #include "support/gpu.hpp"

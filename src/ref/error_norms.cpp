@@ -1,11 +1,11 @@
-#include "support/error_norms.hpp"
+#include "ref/error_norms.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-namespace zyfa::test {
+namespace zyfa::ref {
 
 std::string ErrorStats::describe() const {
   char text[160];
@@ -38,4 +38,4 @@ ErrorStats compare_to_reference(const std::vector<double> &actual, const std::ve
   return e;
 }
 
-}  // namespace zyfa::test
+}  // namespace zyfa::ref
