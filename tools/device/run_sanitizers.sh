@@ -4,7 +4,7 @@
 # fallback, the BF16 kernel, the emitted FP8 kernel, the quantizer, and the public API's dispatch over odd
 # sequence lengths. Every tool's output goes to $OUT/sanitizers.log with its summary line; exit 1 if any
 # tool reports an error or a test fails under it.
-# Usage: bash tools/device/run_sanitizers.sh [GTEST_FILTER]
+# Usage: [TOOLS="synccheck ..."] [TOOL_TIMEOUT=s] bash tools/device/run_sanitizers.sh [GTEST_FILTER]
 set -uo pipefail
 # Small shapes only: the tools slow kernels down 10 to 100 times. Tests that fault on purpose (the sticky
 # error), spawn children or fill device memory are not in the list.
@@ -29,7 +29,7 @@ echo "commit $(cat .carry/COMMIT 2>/dev/null || echo unknown); $("$sanitizer" --
 echo "filter: $FILTER" | tee -a "$LOG"
 
 status=0
-for tool in memcheck racecheck synccheck initcheck; do
+for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
   start=$(date +%s)
   echo "=== compute-sanitizer --tool $tool" >> "$LOG"
   timeout -k 5 "${TOOL_TIMEOUT:-120}" "$sanitizer" --tool "$tool" --error-exitcode 1 --print-limit 50 \
