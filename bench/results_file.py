@@ -5,7 +5,10 @@
          clocks read before and after, and the machine's versions -> one part file.
   recover (here)  the records a step printed to the log before a time limit killed it -> a part file.
   merge  (here)   part files -> the results file: {date, gpu, git_commit, driver, cuda, cudnn, torch,
-         parts: [{part, command, clocks_before, clocks_after, ...}], records: [...]}.
+         parts: [{part, command, clocks_before, clocks_after, ...}], records: [...]}. With --base, an
+         earlier results file's parts and records come first, and each of its records that a new record
+         measures again (same impl, dtype, shape, inputs and mode) is dropped: a session that re-measures
+         some shapes keeps one file with every shape.
 
 The schema of a record (other tools read it; keep it stable): impl (zyfa | cudnn | fa3 | flashinfer |
 torch-flash | torch-cudnn), dtype (bf16 | fp8), d_qk, d_v, batch, seqlen, nheads, nheads_k, inputs
@@ -172,6 +175,20 @@ def merge(args):
            "parts": [{k: v for k, v in p.items() if k != "records"} for p in parts],
            "records": [r for p in parts for r in p["records"]]}
     commits = {p["git_commit"] for p in parts}
+    if args.base:
+        with open(args.base) as f:
+            base = json.load(f)
+        key = lambda r: (r["impl"], r["dtype"], r["d_qk"], r["d_v"], r["batch"], r["seqlen"], r["nheads"],
+                         r["nheads_k"], r["inputs"], r["mode"])
+        fresh = {key(r) for r in out["records"]}
+        # --drop IMPL/DTYPE: the base's records of a kernel that no longer runs (superseded, not re-measured).
+        dropped = {tuple(d.split("/")) for d in (args.drop or [])}
+        kept = [r for r in base["records"] if key(r) not in fresh and (r["impl"], r["dtype"]) not in dropped]
+        out["records"] = kept + out["records"]
+        out["parts"] = base["parts"] + out["parts"]
+        commits |= set(base.get("git_commits", [base["git_commit"]]))
+        out["base"] = {"file": args.base, "records_kept": len(kept),
+                       "records_replaced_or_dropped": len(base["records"]) - len(kept), "dropped": args.drop or []}
     if len(commits) > 1:
         out["git_commits"] = sorted(commits)
     for r in out["records"]:
@@ -205,6 +222,9 @@ def main():
     m = sub.add_parser("merge")
     m.add_argument("--date", required=True)
     m.add_argument("--out", required=True)
+    m.add_argument("--base", help="an earlier results file whose records the parts extend or replace")
+    m.add_argument("--drop", action="append", metavar="IMPL/DTYPE",
+                   help="leave out the base's records of this kernel (it has been replaced); repeatable")
     m.add_argument("parts", nargs="+")
     args = p.parse_args()
     {"wrap": wrap, "recover": recover, "merge": merge}[args.cmd](args)

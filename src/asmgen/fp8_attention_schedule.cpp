@@ -13,8 +13,8 @@
 //           O = O + 2^-shift acc, l = l + 2^-shift rowsum
 //       epilogue: out = bf16(O / l * v_descale), lse
 //
-// First version: register-level mma.sync, cp.async staging, no warp specialization. The wgmma + TMA
-// ping-pong schedule replaces the key loop's body; the numerics stay these.
+// The mma.sync schedule: register-level mma.sync, cp.async staging, no warp specialization, any strides.
+// The Hopper schedule (TMA, wgmma, warp specialization) is fp8_wgmma_schedule.cpp; the numerics are the same.
 #include "asmgen/fp8_attention.hpp"
 
 #include "asmgen/fp8_attention_emitter.hpp"
