@@ -49,11 +49,12 @@ int run_accuracy_mode(const Options &o) {
   std::vector<Record> records;
   for (const Case &c : expand_cases(o)) {
     const test::ActivationSpec spec = activation_spec(c.inputs, Purpose::kAccuracy, o.input_std);
-    CaseContext ctx(c, activations.get(c.shape, c.inputs, spec), o.impls, stream);
+    const std::vector<std::string> runs = case_runs(o, c);  // implementations, then zyfa@<rounding>
+    CaseContext ctx(c, activations.get(c.shape, c.inputs, spec), runs, stream);
     const std::vector<RowId> rows = sample_rows(c.shape, o.rows_per_head, case_seed(c.shape, c.inputs));
     const SampledReference ref = reference_rows(ctx.host().problem(), rows);
     std::map<std::string, Record> by_impl;
-    for (const std::string &impl : o.impls) {
+    for (const std::string &impl : runs) {
       Record r = base_record(impl, c, "accuracy");
       r.set("input_std", double(spec.std)).set_null("tflops")
           .set("rows_checked", int64_t(rows.size()));
@@ -81,7 +82,7 @@ int run_accuracy_mode(const Options &o) {
     // Rows sum to one: V = ones on the same q and k.
     make_v_ones(ctx.host());
     ctx.device().reload_v(ctx.host());
-    for (const std::string &impl : o.impls) {
+    for (const std::string &impl : runs) {
       Kernel *k = ctx.kernel(impl);
       if (!k) continue;
       try {
@@ -90,7 +91,7 @@ int run_accuracy_mode(const Options &o) {
         by_impl[impl].set("rows_sum_error", e.what());
       }
     }
-    for (const std::string &impl : o.impls) {
+    for (const std::string &impl : runs) {
       std::printf("%s\n", by_impl[impl].json().c_str());
       std::fflush(stdout);
       records.push_back(by_impl[impl]);

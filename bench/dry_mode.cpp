@@ -1,15 +1,20 @@
 // The dry mode runs anywhere, GPU or not (CI's host CTest runs it): it lists the protocol's cases with
-// their FLOP counts and input sizes, prints the generators' statistics, and checks the harness's own
-// host-side parts against independent computations. Exit status 1 if any check fails.
+// their FLOP counts, input sizes and runs (zyfa@<P rounding> with --p-rounding), prints the generators'
+// statistics, and checks the harness's own host-side parts against independent computations (the P rounding
+// runs on the CPU backend). Exit status 1 if any check fails.
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <stdexcept>
 #include <string>
 
 #include "inputs.hpp"
+#include "kernel.hpp"
 #include "modes.hpp"
 #include "ref/reference.hpp"
 #include "results.hpp"
 #include "sampled_reference.hpp"
+#include "support/error_norms.hpp"
 
 namespace zyfa::bench {
 namespace {
@@ -25,14 +30,109 @@ void check(bool ok, const std::string &what) {
   g_failures += !ok;
 }
 
+std::string join(const std::vector<std::string> &items) {
+  std::string out;
+  for (const auto &s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
 void list_cases(const Options &o) {
-  std::printf("cases of the kernel protocol (B = 1, BSHD, causal; TFLOP = B*H*S^2*(d_qk+d_v)/1e12):\n");
-  std::printf("  %-40s %10s %12s\n", "case", "TFLOP", "q+k+v MiB");
+  std::printf("cases of the kernel protocol (B = 1, BSHD, causal; TFLOP = B*H*S^2*(d_qk+d_v)/1e12; runs: the\n"
+              "implementations, and zyfa@<P rounding> for --p-rounding=%s):\n", join(o.p_roundings).c_str());
+  std::printf("  %-40s %10s %12s  %s\n", "case", "TFLOP", "q+k+v MiB", "runs");
+  size_t cases = 0, runs = 0, rounding_runs = 0;
+  double run_tflop = 0.0;
   for (const Case &c : expand_cases(o)) {
     const Shape &s = c.shape;
     const double elem = c.dtype == ZYFA_DTYPE_FP8_E4M3 ? 1.0 : 2.0;
     const double bytes = elem * double(s.batch * s.seqlen) * double(s.nheads * s.d_qk + s.nheads_k * (s.d_qk + s.d_v));
-    std::printf("  %-40s %10.3f %12.1f\n", c.name().c_str(), s.flops() / 1e12, bytes / (1 << 20));
+    const std::vector<std::string> r = case_runs(o, c);
+    std::printf("  %-40s %10.3f %12.1f  %s\n", c.name().c_str(), s.flops() / 1e12, bytes / (1 << 20), join(r).c_str());
+    ++cases;
+    runs += r.size();
+    rounding_runs += r.size() - o.impls.size();
+    run_tflop += double(r.size()) * s.flops() / 1e12;
+  }
+  std::printf("  %zu cases, %zu runs (%zu of zyfa with an explicit P rounding), %.3f TFLOP per call of every run\n",
+              cases, runs, rounding_runs, run_tflop);
+}
+
+// --p-rounding: which runs a case gets, what their records say, and that the library takes the rounding each
+// run asks for (the CPU backend, on the descriptor the GPU run builds the same way: make_kernel's parse).
+void check_p_rounding() {
+  std::printf("P rounding runs (--p-rounding):\n");
+  Options o;
+  o.impls = kernel_impls();
+  o.p_roundings = {"default", "lean", "exact"};
+  const auto runs_of = [&](const char *family, zyfa_dtype dtype) {
+    return join(case_runs(o, Case{family_shape(family, 4096), dtype, Inputs::kGaussian}));
+  };
+  check(runs_of("gqa-d128", ZYFA_DTYPE_FP8_E4M3) == "zyfa,cudnn,zyfa@lean,zyfa@exact" &&
+            runs_of("llama3.1-8b", ZYFA_DTYPE_FP8_E4M3) == "zyfa,cudnn,zyfa@lean,zyfa@exact",
+        "FP8 at d_qk = 128: one more zyfa run per non-default rounding");
+  check(runs_of("mha-d192", ZYFA_DTYPE_FP8_E4M3) == "zyfa,cudnn,zyfa@exact", "FP8 at d_qk = 192: no lean P run");
+  check(runs_of("gqa-d128", ZYFA_DTYPE_BF16) == "zyfa,cudnn" && runs_of("mha-d192", ZYFA_DTYPE_BF16) == "zyfa,cudnn",
+        "BF16: the default only");
+  o.impls = {"cudnn"};
+  check(runs_of("gqa-d128", ZYFA_DTYPE_FP8_E4M3) == "cudnn", "no zyfa among --impls: no P rounding runs");
+
+  const Case c{family_shape("gqa-d128", 2048), ZYFA_DTYPE_FP8_E4M3, Inputs::kGaussian};
+  const std::string exact = base_record("zyfa@exact", c, "accuracy").json();
+  const std::string plain = base_record("zyfa", c, "accuracy").json();
+  check(exact.find("\"impl\": \"zyfa\"") != std::string::npos &&
+            exact.find("\"p_rounding\": \"exact\"") != std::string::npos &&
+            plain.find("p_rounding") == std::string::npos,
+        "records: impl zyfa with p_rounding \"exact\"; the default run has no p_rounding");
+
+  const auto parsed = [](const char *flag) {
+    std::string arg0 = "zyfa_bench", mode = "--mode=dry", f = flag;
+    char *argv[] = {arg0.data(), mode.data(), f.data()};
+    int argc = 3;
+    try {
+      return join(parse_options(&argc, argv).p_roundings);
+    } catch (const std::invalid_argument &) {
+      return std::string("refused");
+    }
+  };
+  check(parsed("--p-rounding=exact,lean,exact") == "default,exact,lean" &&
+            parsed("--p-rounding=default") == "default" && parsed("--p-rounding=fast") == "refused",
+        "--p-rounding: default always, each value once, unknown values refused");
+
+  // The CPU backend at S = 300 (std-1 Gaussians): the rounding each run asks for reaches the library.
+  for (const char *family : {"gqa-d128", "mha-d192"}) {
+    Shape s = family_shape(family, kCheckSeqlen);
+    s.nheads = 4;
+    s.nheads_k = s.family == "gqa-d128" ? 2 : 4;
+    const Case fc{s, ZYFA_DTYPE_FP8_E4M3, Inputs::kGaussian};
+    const test::ActivationSpec spec = activation_spec(fc.inputs, Purpose::kAccuracy);
+    const auto host = make_host_inputs(fc, make_activations(s, fc.inputs, spec));
+    const std::vector<double> ref = ref::attention_fp64(host->problem()).out;
+    std::map<std::string, std::vector<double>> outs;
+    std::string errors;
+    o.impls = {"zyfa"};
+    for (const std::string &run : case_runs(o, fc)) {
+      const RunName name = split_run_name(run);
+      zyfa_attn_desc d = host->desc();
+      const bool known = parse_p_rounding(name.p_rounding.empty() ? "default" : name.p_rounding, &d.p_rounding);
+      const zyfa_status st = known ? zyfa_attn_fwd_host(&d) : ZYFA_STATUS_BAD_ARGUMENT;
+      check(st == ZYFA_STATUS_SUCCESS, fc.name() + " " + run + ": zyfa_attn_fwd_host succeeds" +
+                                           (st == ZYFA_STATUS_SUCCESS ? "" : std::string(": ") + zyfa_last_error()));
+      outs[run] = host->out_values();
+      char text[64];
+      std::snprintf(text, sizeof(text), "%s%s %.3g", errors.empty() ? "" : ", ", run.c_str(),
+                    test::compare_to_reference(outs[run], ref).rel_rms);
+      errors += text;
+    }
+    std::printf("  %s, relative RMS against fp64 (CPU backend): %s\n", fc.name().c_str(), errors.c_str());
+    zyfa_attn_desc lean = host->desc();
+    lean.p_rounding = ZYFA_P_ROUNDING_LEAN;
+    if (s.d_qk == 128) {
+      check(outs["zyfa@lean"] == outs["zyfa"] && outs["zyfa@exact"] != outs["zyfa"],
+            fc.name() + ": lean P equals the default bitwise, exact P differs");
+    } else {
+      check(outs["zyfa@exact"] == outs["zyfa"] && zyfa_attn_fwd_host(&lean) == ZYFA_STATUS_BAD_ARGUMENT,
+            fc.name() + ": exact P equals the default bitwise; the library refuses lean P");
+    }
   }
 }
 
@@ -119,6 +219,7 @@ int run_dry_mode(const Options &o) {
   list_cases(o);
   check_protocol();
   check_json();
+  check_p_rounding();
   check_sampled_reference();
   print_generator_stats();
   std::printf("dry mode: %d check(s) failed; cuDNN peer %s; GPU %s\n", g_failures,

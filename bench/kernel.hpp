@@ -33,8 +33,10 @@ class Kernel {
   virtual KernelOutputs read_outputs() const = 0;
 };
 
-// zyfa_attn_fwd with the plan prepared first (zyfa_attn_prepare), descales in device memory.
-std::unique_ptr<Kernel> make_zyfa_kernel(const DeviceInputs &in, cudaStream_t stream);
+// zyfa_attn_fwd with the plan prepared first (zyfa_attn_prepare), descales in device memory, and FP8's P
+// rounding as given (ZYFA_P_ROUNDING_DEFAULT: the library's choice for the head dim).
+std::unique_ptr<Kernel> make_zyfa_kernel(const DeviceInputs &in, cudaStream_t stream,
+                                         zyfa_p_rounding p_rounding = ZYFA_P_ROUNDING_DEFAULT);
 
 // cuDNN SDPA through cudnn-frontend: every plan of heuristics modes A and FALLBACK is built and timed on
 // these inputs, and the fastest is kept. Returns nullptr, with `why_not` set, when the bench was built
@@ -43,7 +45,8 @@ std::unique_ptr<Kernel> make_cudnn_kernel(const DeviceInputs &in, cudaStream_t s
 
 // Every implementation name this binary knows, in the order the protocol rotates from.
 std::vector<std::string> kernel_impls();
-std::unique_ptr<Kernel> make_kernel(const std::string &impl, const DeviceInputs &in, cudaStream_t stream,
+// `run` is an implementation name or a run name ("zyfa@exact", shapes.hpp).
+std::unique_ptr<Kernel> make_kernel(const std::string &run, const DeviceInputs &in, cudaStream_t stream,
                                     std::string *why_not);
 
 }  // namespace zyfa::bench

@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -39,6 +40,8 @@ std::string usage() {
   --mode=kernel|sustained|isolated|accuracy|dump|dry   (default kernel; isolated: NVIDIA's protocol)
   --impls=zyfa,cudnn  --dtypes=bf16,fp8  --families=mha-d128,gqa-d128,mha-d192,gqa-d192,llama3.1-8b
   --seqlens=2048,...  --inputs=gaussian,outlier,structured
+  --p-rounding=default,lean,exact   (FP8: zyfa's default run, plus one zyfa run per other value where the
+                                     library takes it, lean at d_qk = 128 only; its records carry p_rounding)
   --repeats=3  --idle-s=5  --idle-from=16384  --min-time-s=0.25  --max-calls=100  --warmup-s=0.2
   --sustained-idle-s=2  --sustained-warmup-s=1  --sustained-time-s=3
   --rows-per-head=64  --purpose=timing|accuracy (dump)  --input-std=0.1|1 (Gaussian)  --dump-dir=DIR  --json=FILE
@@ -62,7 +65,12 @@ Options parse_options(int *argc, char **argv) {
     }
     const std::string flag = arg.substr(0, eq), v = arg.substr(eq + 1);
     if (flag == "--mode") o.mode = v;
-    else if (flag == "--impls") o.impls = split(v);
+    else if (flag == "--impls") {
+      o.impls = split(v);
+      for (const auto &impl : o.impls)
+        if (impl.find('@') != std::string::npos)
+          throw std::invalid_argument("--impls: '" + impl + "': a P rounding is chosen with --p-rounding");
+    }
     else if (flag == "--dtypes") {
       o.dtypes.clear();
       for (const auto &d : split(v)) {
@@ -80,6 +88,15 @@ Options parse_options(int *argc, char **argv) {
         Inputs in;
         if (!parse_inputs(s, &in)) throw std::invalid_argument("--inputs: unknown kind '" + s + "'");
         o.inputs.push_back(in);
+      }
+    } else if (flag == "--p-rounding") {
+      o.p_roundings = {"default"};  // zyfa's default run always happens: every other row is read against it
+      for (const auto &s : split(v)) {
+        zyfa_p_rounding r;
+        if (!parse_p_rounding(s, &r))
+          throw std::invalid_argument("--p-rounding: unknown value '" + s + "' (default, lean or exact)");
+        if (std::find(o.p_roundings.begin(), o.p_roundings.end(), s) == o.p_roundings.end())
+          o.p_roundings.push_back(s);
       }
     } else if (flag == "--repeats") o.repeats = int(parse_int(flag, v));
     else if (flag == "--idle-s") o.idle_s = parse_double(flag, v);
@@ -124,6 +141,17 @@ std::vector<Case> expand_cases(const Options &o) {
       for (Inputs in : o.inputs)
         for (zyfa_dtype dt : o.dtypes) cases.push_back({family_shape(family, s), dt, in});
   return cases;
+}
+
+std::vector<std::string> case_runs(const Options &o, const Case &c) {
+  std::vector<std::string> runs = o.impls;
+  if (c.dtype != ZYFA_DTYPE_FP8_E4M3 || std::find(o.impls.begin(), o.impls.end(), "zyfa") == o.impls.end())
+    return runs;
+  for (const std::string &r : o.p_roundings) {
+    if (r == "default" || (r == "lean" && c.shape.d_qk != 128)) continue;  // lean P exists at d_qk = 128 only
+    runs.push_back(run_name("zyfa", r));
+  }
+  return runs;
 }
 
 }  // namespace zyfa::bench

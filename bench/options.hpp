@@ -18,6 +18,9 @@ struct Options {
   std::vector<std::string> families;
   std::vector<int64_t> seqlens;  // default: the protocol's (kernel), {16K} (sustained), {4K, 16K} (accuracy)
   std::vector<Inputs> inputs;    // default: gaussian, or all three kinds for accuracy
+  // FP8 P roundings zyfa runs with: "default" (always run) and, where the library takes them, "lean"
+  // (d_qk = 128) and "exact", each one more zyfa run of the case (see case_runs).
+  std::vector<std::string> p_roundings = {"default"};
   int repeats = 3;               // kernel mode: the kernel order rotates by one between repeats
   double idle_s = 5.0;           // before each case with seqlen >= idle_from (the seed's 5 s)
   int64_t idle_from = 16384;
@@ -38,6 +41,11 @@ std::string usage();
 
 // The cases of a run, ordered shape by shape (inputs generated once serve both dtypes).
 std::vector<Case> expand_cases(const Options &o);
+
+// The runs of one case, in the order the protocol rotates from: o.impls, then, when zyfa is among them and
+// the case is FP8, one "zyfa@<rounding>" run per non-default value of --p-rounding that the library takes
+// at the case's head dim ("lean" only at d_qk = 128). BF16 cases and the peers run with the default only.
+std::vector<std::string> case_runs(const Options &o, const Case &c);
 
 }  // namespace zyfa::bench
 

@@ -65,12 +65,14 @@ std::string Record::json() const {
   return s + "}";
 }
 
-Record base_record(const std::string &impl, const Case &c, const std::string &mode) {
+Record base_record(const std::string &run, const Case &c, const std::string &mode) {
+  const RunName name = split_run_name(run);
   Record r;
-  r.set("impl", impl).set("dtype", dtype_name(c.dtype)).set("d_qk", c.shape.d_qk).set("d_v", c.shape.d_v)
+  r.set("impl", name.impl).set("dtype", dtype_name(c.dtype)).set("d_qk", c.shape.d_qk).set("d_v", c.shape.d_v)
       .set("batch", c.shape.batch).set("seqlen", c.shape.seqlen).set("nheads", c.shape.nheads)
       .set("nheads_k", c.shape.nheads_k).set("inputs", inputs_name(c.inputs)).set("mode", mode)
       .set("family", c.shape.family);
+  if (!name.p_rounding.empty()) r.set("p_rounding", name.p_rounding);
   return r;
 }
 

@@ -30,8 +30,9 @@ class Record {
 };
 
 // The schema's identifying fields of one measurement: impl, dtype, d_qk, d_v, batch, seqlen, nheads,
-// nheads_k, inputs, mode.
-Record base_record(const std::string &impl, const Case &c, const std::string &mode);
+// nheads_k, inputs, mode (and family). `run` is an implementation or a run name (shapes.hpp): "zyfa@exact"
+// gives impl "zyfa" and the optional field p_rounding "exact", part of the identity (bench/results_file.py).
+Record base_record(const std::string &run, const Case &c, const std::string &mode);
 
 std::string json_string(const std::string &s);
 

@@ -42,6 +42,24 @@ bool parse_inputs(const std::string &text, Inputs *inputs) {
   return false;
 }
 
+bool parse_p_rounding(const std::string &text, zyfa_p_rounding *rounding) {
+  if (text == "default") *rounding = ZYFA_P_ROUNDING_DEFAULT;
+  else if (text == "lean") *rounding = ZYFA_P_ROUNDING_LEAN;
+  else if (text == "exact") *rounding = ZYFA_P_ROUNDING_EXACT;
+  else return false;
+  return true;
+}
+
+RunName split_run_name(const std::string &run) {
+  const size_t at = run.find('@');
+  if (at == std::string::npos) return {run, ""};
+  return {run.substr(0, at), run.substr(at + 1)};
+}
+
+std::string run_name(const std::string &impl, const std::string &p_rounding) {
+  return p_rounding.empty() || p_rounding == "default" ? impl : impl + "@" + p_rounding;
+}
+
 int64_t protocol_heads(int64_t seqlen) { return std::max(kMinHeads, kHeadSeqProduct / seqlen); }
 
 std::vector<int64_t> protocol_seqlens() { return {2048, 4096, 8192, 16384, 32768}; }

@@ -47,6 +47,18 @@ const char *dtype_name(zyfa_dtype dtype);  // "bf16" | "fp8"
 const char *inputs_name(Inputs inputs);    // "gaussian" | "outlier" | "structured"
 bool parse_dtype(const std::string &text, zyfa_dtype *dtype);
 bool parse_inputs(const std::string &text, Inputs *inputs);
+// FP8's P rounding by the name --p-rounding and the records use: "default", "lean", "exact".
+bool parse_p_rounding(const std::string &text, zyfa_p_rounding *rounding);
+
+// One run of a case: an implementation, and for zyfa FP8 an explicit P rounding (--p-rounding). Inside the
+// harness (slots, Google Benchmark's names) a run with an explicit rounding is named "zyfa@lean" or
+// "zyfa@exact"; its records say impl "zyfa" and p_rounding "lean" or "exact" (no p_rounding: the default).
+struct RunName {
+  std::string impl;        // "zyfa", "cudnn"
+  std::string p_rounding;  // "" (the default), "lean" or "exact"
+};
+RunName split_run_name(const std::string &run);
+std::string run_name(const std::string &impl, const std::string &p_rounding);
 
 int64_t protocol_heads(int64_t seqlen);
 std::vector<int64_t> protocol_seqlens();        // 2K, 4K, 8K, 16K, 32K

@@ -35,13 +35,14 @@ class TimingRun {
     // Sustained and isolated runs are long or many-in-one: one round each, rotated by case instead.
     const bool sustained = o_.mode != "kernel";
     const int repeats = sustained ? 1 : o_.repeats;
-    const size_t n = o_.impls.size();
     for (size_t ci = 0; ci < cases_.size(); ++ci) {
+      const std::vector<std::string> runs = case_runs(o_, cases_[ci]);  // implementations, zyfa@<rounding>
+      const size_t n = runs.size();
       for (int r = 0; r < repeats; ++r) {
         // Rotation by repeat (kernel mode) or by case (sustained): no implementation always goes first.
         const size_t shift = sustained ? ci : size_t(r);
         for (size_t j = 0; j < n; ++j) {
-          const std::string impl = o_.impls[(j + shift) % n];
+          const std::string impl = runs[(j + shift) % n];
           const std::string name = o_.mode + "/" + cases_[ci].name() + "/" + impl + "/rep" + std::to_string(r);
           benchmark::RegisterBenchmark(name.c_str(), [this, ci, impl, sustained](benchmark::State &st) {
             run_one(st, ci, impl, sustained);
@@ -54,7 +55,7 @@ class TimingRun {
   std::vector<Record> records() const {
     std::vector<Record> out;
     for (size_t ci = 0; ci < cases_.size(); ++ci) {
-      for (const auto &impl : o_.impls) {
+      for (const auto &impl : case_runs(o_, cases_[ci])) {
         auto it = slots_.find({ci, impl});
         if (it == slots_.end()) continue;  // filtered out
         const Slot &s = it->second;
@@ -95,8 +96,9 @@ class TimingRun {
       ctx_index_ = ci;
       const Case &c = cases_[ci];
       const test::ActivationSpec spec = activation_spec(c.inputs, Purpose::kTiming, o_.input_std);
-      ctx_ = std::make_unique<CaseContext>(c, activations_.get(c.shape, c.inputs, spec), o_.impls, stream_);
-      for (const auto &impl : o_.impls) {
+      const std::vector<std::string> runs = case_runs(o_, c);
+      ctx_ = std::make_unique<CaseContext>(c, activations_.get(c.shape, c.inputs, spec), runs, stream_);
+      for (const auto &impl : runs) {
         if (Kernel *k = ctx_->kernel(impl)) info_[{ci, impl}] = {k->plan(), k->out_dtype(), k->notes()};
         else slots_[{ci, impl}].error = ctx_->why_not(impl);
       }
