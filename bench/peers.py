@@ -23,8 +23,11 @@ import subprocess
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # the command line (and its host test) needs no PyTorch; main() does
+    torch = F = None
 
 IMPLS = ["torch-cudnn", "torch-flash", "fa3"]
 FAMILIES = ["mha-d128", "gqa-d128", "mha-d192", "gqa-d192", "llama3.1-8b"]
@@ -242,7 +245,7 @@ def run_accuracy(args, meta, t, impls):
 
 
 # ---------------------------------------------------------------- main
-def main():
+def parser():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bench", required=True, help="the zyfa_bench binary (writes the inputs)")
     p.add_argument("--mode", choices=["kernel", "sustained", "accuracy"], default="kernel")
@@ -263,7 +266,16 @@ def main():
     p.add_argument("--rows-per-head", type=int, default=64)
     p.add_argument("--tmp", default="/tmp/zyfa-peers")
     p.add_argument("--json", required=True)
-    args = p.parse_args()
+    # zyfa_bench's flag, which tools/device/run_bench.sh passes here too: the peers have no P rounding to
+    # choose, so it is accepted and ignored (every peer record is the peer as it is).
+    p.add_argument("--p-rounding", default="default", help="zyfa_bench's; ignored here")
+    return p
+
+
+def main():
+    args = parser().parse_args()
+    if torch is None:
+        sys.exit("peers.py: PyTorch is not installed")
     defaults = {"kernel": (SEQLENS, "gaussian"), "sustained": ([16384], "gaussian"),
                 "accuracy": ([4096, 16384], "gaussian,outlier,structured")}[args.mode]
     seqlens = [int(s) for s in args.seqlens.split(",")] if args.seqlens else defaults[0]

@@ -4,7 +4,10 @@
   python3 bench/report.py bench/results/2026-11-29-h200.json [--markdown OUT.md] [--plots DIR]
 
 Tables (markdown): kernel-mode TFLOP/s by dtype, shape family, implementation and S; sustained-mode
-TFLOP/s; the accuracy study (relative RMS error against fp64, then max abs, LSE and rows-sum errors).
+TFLOP/s; the accuracy study (relative RMS error against fp64, then max abs, LSE and rows-sum errors); and,
+when the results hold zyfa runs with an explicit P rounding (zyfa_bench --p-rounding, records with
+p_rounding), those runs as implementations of their own ("zyfa (exact P)") and lean P against exact P at
+d = 128.
 Plots (matplotlib, written next to the results file unless --plots says otherwise): TFLOP/s against S
 per kernel and peer, one figure per dtype; relative RMS error per input kind, one figure per dtype.
 Nothing is typed by hand: every number comes from the records.
@@ -18,8 +21,21 @@ from collections import defaultdict
 IMPL_ORDER = ["zyfa", "cudnn", "fa3", "flashinfer", "torch-cudnn", "torch-flash"]
 FAMILY_ORDER = ["mha-d128", "gqa-d128", "mha-d192", "gqa-d192", "llama3.1-8b"]
 INPUT_ORDER = ["gaussian", "outlier", "structured"]
-# One colour per implementation in every figure (matplotlib's default cycle, in IMPL_ORDER).
+P_ROUNDING_ORDER = ["lean", "exact"]
+# One colour per implementation in every figure (matplotlib's default cycle, in IMPL_ORDER), then zyfa's
+# runs with an explicit P rounding.
 IMPL_COLORS = {impl: f"C{i}" for i, impl in enumerate(IMPL_ORDER)}
+IMPL_COLORS.update({f"zyfa ({p} P)": f"C{len(IMPL_ORDER) + i}" for i, p in enumerate(P_ROUNDING_ORDER)})
+
+
+def impl_label(r):
+    """The row or column name of a record: its impl, or for a zyfa run with an explicit P rounding (a record
+    with p_rounding) e.g. "zyfa (exact P)"; records without p_rounding ran the library's default."""
+    return f"{r['impl']} ({r['p_rounding']} P)" if r.get("p_rounding") else r["impl"]
+
+
+# Each implementation, then its runs with an explicit P rounding.
+LABEL_ORDER = [x for impl in IMPL_ORDER for x in [impl] + [f"{impl} ({p} P)" for p in P_ROUNDING_ORDER]]
 
 
 def family_of(r):
@@ -58,13 +74,13 @@ def throughput_table(d, dtype, mode, inputs, std):
     seqlens = sorted({r["seqlen"] for r in d})
     cells = defaultdict(dict)
     for r in d:
-        cells[(family_of(r), r["impl"])][r["seqlen"]] = r.get("tflops")
+        cells[(family_of(r), impl_label(r))][r["seqlen"]] = r.get("tflops")
     out = [f"**{dtype.upper()}, {mode} mode, {inputs} inputs (std {std:g})** (TFLOP/s = B·H·S²·(d_qk + d_v) / time; "
            "batch 1, causal; H = max(32, 262144/S), Llama 64/8)\n",
            "| shape | impl | " + " | ".join(f"S={seqlen_label(s)}" for s in seqlens) + " |",
            "| --- | --- | " + " | ".join("---:" for _ in seqlens) + " |"]
     for fam in order({k[0] for k in cells}, FAMILY_ORDER):
-        for impl in order({k[1] for k in cells if k[0] == fam}, IMPL_ORDER):
+        for impl in order({k[1] for k in cells if k[0] == fam}, LABEL_ORDER):
             row = cells[(fam, impl)]
             if all(v is None for v in row.values()):
                 continue  # a peer that does not support this dtype or shape
@@ -89,7 +105,7 @@ def accuracy_tables(records):
     rs = [r for r in records if r["mode"] == "accuracy"]
     if not rs:
         return ""
-    impls = order({r["impl"] for r in rs if r.get("rel_rms_err") is not None}, IMPL_ORDER)
+    impls = order({impl_label(r) for r in rs if r.get("rel_rms_err") is not None}, LABEL_ORDER)
     out = ["**Accuracy**: relative RMS error of one call against fp64 attention on the same quantized inputs "
            "(sampled query rows; Gaussian std 1)\n",
            "| dtype | shape | S | inputs | " + " | ".join(impls) + " |",
@@ -97,10 +113,9 @@ def accuracy_tables(records):
     key = lambda r: (r["dtype"], family_of(r), r["seqlen"], r["inputs"])  # noqa: E731
     groups = defaultdict(dict)
     for r in rs:
-        groups[key(r)][r["impl"]] = r
+        groups[key(r)][impl_label(r)] = r
     sort_key = lambda k: (["bf16", "fp8"].index(k[0]) if k[0] in ("bf16", "fp8") else 9,  # noqa: E731
-                          FAMILY_ORDER.index(k[1]) if k[1] in FAMILY_ORDER else 99, k[2],
-                          INPUT_ORDER.index(k[3]) if k[3] in INPUT_ORDER else 9)
+                          case_sort_key(k[1:]))
     for k in sorted(groups, key=sort_key):
         g = groups[k]
         out.append(f"| {k[0]} | {k[1]} | {seqlen_label(k[2])} | {k[3]} | " +
@@ -116,14 +131,58 @@ def accuracy_tables(records):
             cells.append(f"{sci(r.get('max_abs_err'))} / {sci(r.get('lse_max_abs_err'))} / "
                          f"{sci(r.get('rows_sum_max_err'))}" if r.get("rel_rms_err") is not None else "—")
         out.append(f"| {k[0]} | {k[1]} | {seqlen_label(k[2])} | {k[3]} | " + " | ".join(cells) + " |")
-    notes = sorted({f"{r['impl']} {r['dtype']}: {r['error']}" for r in rs if r.get("error")})
+    notes = sorted({f"{impl_label(r)} {r['dtype']}: {r['error']}" for r in rs if r.get("error")})
     if notes:
         out += ["", "Not measured: " + "; ".join(notes)]
     return "\n".join(out) + "\n"
 
 
+def case_sort_key(k):
+    """(family, seqlen, inputs) in the tables' order."""
+    fam, seqlen, inputs = k
+    return (FAMILY_ORDER.index(fam) if fam in FAMILY_ORDER else 99, seqlen,
+            INPUT_ORDER.index(inputs) if inputs in INPUT_ORDER else 9)
+
+
+def lean_exact_table(records):
+    """Lean P against exact P at d = 128 (issue 5): zyfa's FP8 accuracy records per (shape, S, inputs), the lean
+    P run's relative RMS error, the exact P run's, and their ratio. Lean P comes from the run with p_rounding
+    "lean", or, when there is none, from zyfa's default run (marked: the library's default at d_qk = 128 is lean
+    P, zyfa.h). Empty when no exact P record exists."""
+    rs = [r for r in records if r["mode"] == "accuracy" and r["impl"] == "zyfa" and r["dtype"] == "fp8"
+          and r["d_qk"] == 128 and r.get("rel_rms_err") is not None]
+    groups = defaultdict(dict)
+    for r in rs:
+        groups[(family_of(r), r["seqlen"], r["inputs"])][r.get("p_rounding") or "default"] = r
+    rows, ratios, from_default = [], [], False
+    for k in sorted(groups, key=case_sort_key):
+        g = groups[k]
+        lean, exact = g.get("lean") or g.get("default"), g.get("exact")
+        if lean is None or exact is None:
+            continue
+        mark = "" if "lean" in g else " *"
+        from_default |= bool(mark)
+        ratio = lean["rel_rms_err"] / exact["rel_rms_err"] if exact["rel_rms_err"] else None
+        if ratio is not None:
+            ratios.append(ratio)
+        rows.append(f"| {k[0]} | {seqlen_label(k[1])} | {k[2]} | {sci(lean['rel_rms_err'])}{mark} | "
+                    f"{sci(exact['rel_rms_err'])} | {fmt(ratio, 2)} |")
+    if not rows:
+        return ""
+    out = ["**Lean P against exact P at d = 128**: zyfa FP8, relative RMS error against fp64 (as above) with each "
+           "P rounding (`zyfa_attn_desc.p_rounding`)\n",
+           "| shape | S | inputs | lean P | exact P | lean / exact |",
+           "| --- | ---: | --- | ---: | ---: | ---: |"] + rows
+    if ratios:
+        out += ["", f"lean / exact: {fmt(min(ratios), 2)}-{fmt(max(ratios), 2)} over {len(ratios)} cases."]
+    if from_default:
+        out += ["", "\\* zyfa's default run (no explicit lean P run of that case; the library's default at d_qk = 128 "
+                "is lean P)."]
+    return "\n".join(out) + "\n"
+
+
 def failures(records):
-    fails = sorted({f"{r['impl']} {r['dtype']} ({r['mode']}): {r['error'].splitlines()[0][:160]}"
+    fails = sorted({f"{impl_label(r)} {r['dtype']} ({r['mode']}): {r['error'].splitlines()[0][:160]}"
                     for r in records if r["mode"] != "accuracy" and r.get("tflops") is None and r.get("error")})
     return ("Not timed: " + "; ".join(fails) + "\n") if fails else ""
 
@@ -148,8 +207,8 @@ def plot_throughput(records, path_prefix):
         fams = order({family_of(r) for r in d}, FAMILY_ORDER)
         fig, axes = plt.subplots(1, len(fams), figsize=(max(6.0, 4 * len(fams)), 3.6), squeeze=False, sharey=True)
         for ax, fam in zip(axes[0], fams):
-            for impl in order({r["impl"] for r in d if family_of(r) == fam}, IMPL_ORDER):
-                pts = sorted((r["seqlen"], r["tflops"]) for r in d if family_of(r) == fam and r["impl"] == impl)
+            for impl in order({impl_label(r) for r in d if family_of(r) == fam}, LABEL_ORDER):
+                pts = sorted((r["seqlen"], r["tflops"]) for r in d if family_of(r) == fam and impl_label(r) == impl)
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl, color=IMPL_COLORS.get(impl))
             ax.set_xscale("log", base=2)
             ax.set_xticks(sorted({r["seqlen"] for r in d}))
@@ -162,7 +221,7 @@ def plot_throughput(records, path_prefix):
         for ax in axes[0]:
             for h, label in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(label, h)
-        labels = order(set(handles), IMPL_ORDER)
+        labels = order(set(handles), LABEL_ORDER)
         axes[0][-1].legend([handles[k] for k in labels], labels, fontsize=8)
         fig.suptitle(f"{dtype.upper()} causal attention (kernel mode, Gaussian std 0.1, batch 1)")
         written.append(save(fig, f"{path_prefix}-tflops-{dtype}.png"))
@@ -177,7 +236,7 @@ def plot_accuracy(records, path_prefix):
     rs = [r for r in records if r["mode"] == "accuracy" and r.get("rel_rms_err") is not None]
     for dtype in order({r["dtype"] for r in rs}, ["bf16", "fp8"]):
         d = [r for r in rs if r["dtype"] == dtype]
-        impls = order({r["impl"] for r in d}, IMPL_ORDER)
+        impls = order({impl_label(r) for r in d}, LABEL_ORDER)
         kinds = order({r["inputs"] for r in d}, INPUT_ORDER)
         fig, ax = plt.subplots(figsize=(max(6.0, 2.2 + 2.2 * len(kinds)), 3.6))
         width = 0.8 / max(1, len(impls))
@@ -185,7 +244,7 @@ def plot_accuracy(records, path_prefix):
             # The median over shapes and lengths of each input kind; the tables give every case.
             ys = []
             for kind in kinds:
-                vals = sorted(r["rel_rms_err"] for r in d if r["impl"] == impl and r["inputs"] == kind)
+                vals = sorted(r["rel_rms_err"] for r in d if impl_label(r) == impl and r["inputs"] == kind)
                 ys.append(vals[len(vals) // 2] if vals else float("nan"))
             ax.bar([i + j * width for i in range(len(kinds))], ys, width, label=impl, color=IMPL_COLORS.get(impl))
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(kinds))])
@@ -230,7 +289,7 @@ def main():
             f"{os.path.basename(args.results)}.\n")
     text = "\n".join(t for t in [head, throughput_tables(records, "kernel"), throughput_tables(records, "sustained"),
                                  throughput_tables(records, "isolated"),
-                                 accuracy_tables(records), failures(records)] if t)
+                                 accuracy_tables(records), lean_exact_table(records), failures(records)] if t)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(text)

@@ -7,15 +7,17 @@
   merge  (here)   part files -> the results file: {date, gpu, git_commit, driver, cuda, cudnn, torch,
          parts: [{part, command, clocks_before, clocks_after, ...}], records: [...]}. With --base, an
          earlier results file's parts and records come first, and each of its records that a new record
-         measures again (same impl, dtype, shape, inputs and mode) is dropped: a session that re-measures
-         some shapes keeps one file with every shape.
+         measures again (same identity: record_key) is dropped: a session that re-measures some shapes
+         keeps one file with every shape.
 
 The schema of a record (other tools read it; keep it stable): impl (zyfa | cudnn | fa3 | flashinfer |
 torch-flash | torch-cudnn), dtype (bf16 | fp8), d_qk, d_v, batch, seqlen, nheads, nheads_k, inputs
 (gaussian | outlier | structured), mode (kernel | sustained | accuracy; isolated: NVIDIA's protocol, only
 to reconcile published figures), tflops (null for accuracy
 records and failures), rel_rms_err (accuracy records), and extra fields (family, input_std, time_ms,
-tflops_repeats, calls, plan, out_dtype, max_abs_err, lse_max_abs_err, rows_sum_max_err, error, part).
+tflops_repeats, calls, plan, out_dtype, max_abs_err, lse_max_abs_err, rows_sum_max_err, error, part,
+p_rounding). p_rounding (lean | exact; zyfa FP8 only) marks a zyfa run with an explicit P rounding
+(zyfa_bench --p-rounding); a record without it ran the library's default. It is part of a record's identity.
 """
 import argparse
 import json
@@ -25,6 +27,14 @@ import sys
 
 REQUIRED = ["impl", "dtype", "d_qk", "d_v", "batch", "seqlen", "nheads", "nheads_k", "inputs", "mode", "tflops"]
 IMPLS = {"zyfa", "cudnn", "fa3", "flashinfer", "torch-flash", "torch-cudnn"}
+P_ROUNDINGS = {"lean", "exact"}
+
+
+def record_key(r):
+    """What one record measures: two records with the same key measure the same thing (the later replaces the
+    earlier in merge --base). A zyfa run with an explicit P rounding is its own measurement."""
+    return (r["impl"], r["dtype"], r["d_qk"], r["d_v"], r["batch"], r["seqlen"], r["nheads"], r["nheads_k"],
+            r["inputs"], r["mode"], r.get("p_rounding"))
 
 
 def check_record(r):
@@ -35,6 +45,8 @@ def check_record(r):
             r["inputs"] not in ("gaussian", "outlier", "structured") or \
             r["mode"] not in ("kernel", "sustained", "accuracy", "isolated"):
         raise ValueError(f"record has a value outside the schema: {r}")
+    if "p_rounding" in r and (r["p_rounding"] not in P_ROUNDINGS or r["impl"] != "zyfa" or r["dtype"] != "fp8"):
+        raise ValueError(f"record has a p_rounding outside the schema (lean | exact, zyfa FP8 only): {r}")
 
 
 def run(cmd):
@@ -108,8 +120,10 @@ def wrap(args):
     print(f"{args.out}: {len(records)} records")
 
 
-# One Google Benchmark line of zyfa_bench: mode/dtype/family/S<seqlen>/H<nheads>:<nheads_k>/inputs/impl/rep<r>.
-GB_LINE = re.compile(r"^(kernel|sustained|isolated)/(bf16|fp8)/([\w.-]+)/S(\d+)/H(\d+):(\d+)/(\w+)/([\w-]+)/rep\d+"
+# One Google Benchmark line of zyfa_bench: mode/dtype/family/S<seqlen>/H<nheads>:<nheads_k>/inputs/run/rep<r>,
+# where run is an impl or zyfa@<P rounding> (--p-rounding).
+GB_LINE = re.compile(r"^(kernel|sustained|isolated)/(bf16|fp8)/([\w.-]+)/S(\d+)/H(\d+):(\d+)/(\w+)/([\w-]+)"
+                     r"(?:@(lean|exact))?/rep\d+"
                      r"/iterations:1/manual_time\s+([\d.]+) ms\s+[\d.]+ ms\s+1\s+([\d.]+)\s+(\d+)")
 FAMILY_DIMS = {"mha-d128": (128, 128), "gqa-d128": (128, 128), "mha-d192": (192, 128), "gqa-d192": (192, 128),
                "llama3.1-8b": (128, 128)}
@@ -123,10 +137,11 @@ def records_from_gb_lines(lines):
     for line in lines:
         m = GB_LINE.match(line)
         if m:
-            mode, dtype, fam, s, h, hk, inputs, impl, ms, _tflops, calls = m.groups()
-            rounds.setdefault((mode, dtype, fam, int(s), int(h), int(hk), inputs, impl), []).append((float(ms), int(calls)))
+            mode, dtype, fam, s, h, hk, inputs, impl, p_rounding, ms, _tflops, calls = m.groups()
+            rounds.setdefault((mode, dtype, fam, int(s), int(h), int(hk), inputs, impl, p_rounding), []).append(
+                (float(ms), int(calls)))
     records = []
-    for (mode, dtype, fam, s, h, hk, inputs, impl), rs in rounds.items():
+    for (mode, dtype, fam, s, h, hk, inputs, impl, p_rounding), rs in rounds.items():
         d_qk, d_v = FAMILY_DIMS[fam]
         flops = h * s * s * (d_qk + d_v)
         med = sorted(ms for ms, _ in rs)[len(rs) // 2]
@@ -136,6 +151,8 @@ def records_from_gb_lines(lines):
                         "tflops": flops / (med * 1e-3) / 1e12, "time_ms": med,
                         "tflops_repeats": [flops / (ms * 1e-3) / 1e12 for ms, _ in rs], "calls": rs[0][1],
                         "repeats": len(rs)})
+        if p_rounding:
+            records[-1]["p_rounding"] = p_rounding
     return records
 
 
@@ -178,12 +195,10 @@ def merge(args):
     if args.base:
         with open(args.base) as f:
             base = json.load(f)
-        key = lambda r: (r["impl"], r["dtype"], r["d_qk"], r["d_v"], r["batch"], r["seqlen"], r["nheads"],
-                         r["nheads_k"], r["inputs"], r["mode"])
-        fresh = {key(r) for r in out["records"]}
+        fresh = {record_key(r) for r in out["records"]}
         # --drop IMPL/DTYPE: the base's records of a kernel that no longer runs (superseded, not re-measured).
         dropped = {tuple(d.split("/")) for d in (args.drop or [])}
-        kept = [r for r in base["records"] if key(r) not in fresh and (r["impl"], r["dtype"]) not in dropped]
+        kept = [r for r in base["records"] if record_key(r) not in fresh and (r["impl"], r["dtype"]) not in dropped]
         out["records"] = kept + out["records"]
         out["parts"] = base["parts"] + out["parts"]
         commits |= set(base.get("git_commits", [base["git_commit"]]))

@@ -1,0 +1,150 @@
+"""The results tools with zyfa runs of an explicit P rounding (zyfa_bench --p-rounding), on synthetic records:
+report.py's tables, results_file.py's record identity (merge --base, recover) and peers.py's command line."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import peers
+import report
+import results_file
+
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def rec(impl="zyfa", dtype="fp8", family="gqa-d128", seqlen=4096, inputs="gaussian", mode="accuracy", p_rounding=None,
+        **extra):
+    d_qk = 192 if family.endswith("d192") else 128
+    heads = max(32, 262144 // seqlen)
+    r = {"impl": impl, "dtype": dtype, "d_qk": d_qk, "d_v": 128, "batch": 1, "seqlen": seqlen, "nheads": heads,
+         "nheads_k": heads // 4 if family.startswith("gqa") else heads, "inputs": inputs, "mode": mode,
+         "family": family, "tflops": None}
+    if p_rounding:
+        r["p_rounding"] = p_rounding
+    r.update(extra)
+    return r
+
+
+def acc(impl, err, p_rounding=None, **kw):
+    return rec(impl, p_rounding=p_rounding, rel_rms_err=err, max_abs_err=10 * err, lse_max_abs_err=err,
+               rows_sum_max_err=0.0, **kw)
+
+
+RECORDS = [
+    acc("zyfa", 2.7e-2), acc("zyfa", 2.7e-2, "lean"), acc("zyfa", 2.0e-2, "exact"), acc("cudnn", 1.7e-2),
+    # outlier: no explicit lean run, so the table takes the default run and marks it
+    acc("zyfa", 1.3e-2, inputs="outlier"), acc("zyfa", 1.0e-2, "exact", inputs="outlier"),
+    # 16K structured: explicit lean only, no default
+    acc("zyfa", 3.3e-2, "lean", seqlen=16384, inputs="structured"),
+    acc("zyfa", 2.5e-2, "exact", seqlen=16384, inputs="structured"),
+    # d_qk = 192: exact P is the default; no lean P, so no row in the lean/exact table
+    acc("zyfa", 1.9e-2, family="mha-d192"), acc("zyfa", 1.9e-2, "exact", family="mha-d192"),
+    acc("zyfa", 1.0e-3, dtype="bf16"),
+    rec("zyfa", mode="kernel", seqlen=16384, tflops=819.0, input_std=0.1),
+    rec("zyfa", mode="kernel", seqlen=16384, tflops=760.0, input_std=0.1, p_rounding="exact"),
+    rec("cudnn", mode="kernel", seqlen=16384, tflops=874.0, input_std=0.1),
+]
+
+
+def table_rows(text, first_cell):
+    return [line for line in text.splitlines() if line.startswith(f"| {first_cell} |")]
+
+
+def test_lean_exact_table():
+    text = report.lean_exact_table(RECORDS)
+    assert text.startswith("**Lean P against exact P at d = 128**")
+    rows = [line for line in text.splitlines() if line.startswith("| gqa-d128 |")]
+    assert rows == ["| gqa-d128 | 4K | gaussian | 2.70e-02 | 2.00e-02 | 1.35 |",
+                    "| gqa-d128 | 4K | outlier | 1.30e-02 * | 1.00e-02 | 1.30 |",
+                    "| gqa-d128 | 16K | structured | 3.30e-02 | 2.50e-02 | 1.32 |"]
+    assert "mha-d192" not in text
+    assert "lean / exact: 1.30-1.35 over 3 cases." in text
+    assert "zyfa's default run" in text  # the note for the marked cell
+
+
+def test_lean_exact_table_empty_without_exact_records():
+    assert report.lean_exact_table([r for r in RECORDS if r.get("p_rounding") != "exact"]) == ""
+
+
+def test_accuracy_table_puts_p_rounding_runs_next_to_zyfa():
+    text = report.accuracy_tables(RECORDS)
+    header = text.splitlines()[2]
+    assert header == "| dtype | shape | S | inputs | zyfa | zyfa (lean P) | zyfa (exact P) | cudnn |"
+    assert "| fp8 | gqa-d128 | 4K | gaussian | 2.70e-02 | 2.70e-02 | 2.00e-02 | 1.70e-02 |" in text
+    assert "| fp8 | mha-d192 | 4K | gaussian | 1.90e-02 | — | 1.90e-02 | — |" in text
+    assert "| bf16 | gqa-d128 | 4K | gaussian | 1.00e-03 | — | — | — |" in text
+
+
+def test_kernel_table_has_an_exact_p_row():
+    text = report.throughput_tables(RECORDS, "kernel")
+    assert table_rows(text, "gqa-d128") == ["| gqa-d128 | zyfa | 819 |", "| gqa-d128 | zyfa (exact P) | 760 |",
+                                            "| gqa-d128 | cudnn | 874 |"]
+
+
+def test_report_command_line(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"date": "2026-12-01", "gpu": "NVIDIA H200", "git_commit": "abc", "records": RECORDS}))
+    out = tmp_path / "tables.md"
+    subprocess.run([sys.executable, os.path.join(BENCH, "report.py"), str(path), "--markdown", str(out), "--no-plots"],
+                   check=True, capture_output=True)
+    text = out.read_text()
+    assert "**Lean P against exact P at d = 128**" in text and "| gqa-d128 | zyfa (exact P) | 760 |" in text
+
+
+def write_part(path, records, commit="abc"):
+    path.write_text(json.dumps({"part": "accuracy", "command": "test", "git_commit": commit,
+                                "environment": {"nvidia_smi": "NVIDIA H200, 580, 141 GB, 700 W"}, "records": records}))
+
+
+def merge(tmp_path, base_records, part_records):
+    base_part, part, base, out = (tmp_path / n for n in ("base-part.json", "part.json", "base.json", "out.json"))
+    write_part(base_part, base_records)
+    write_part(part, part_records)
+    results = os.path.join(BENCH, "results_file.py")
+    subprocess.run([sys.executable, results, "merge", "--date", "2026-12-01", "--out", str(base), str(base_part)],
+                   check=True, capture_output=True)
+    subprocess.run([sys.executable, results, "merge", "--date", "2026-12-02", "--out", str(out), "--base", str(base),
+                    str(part)], check=True, capture_output=True)
+    return json.loads(out.read_text())["records"]
+
+
+def test_merge_base_keeps_the_default_run_beside_an_exact_p_run(tmp_path):
+    merged = merge(tmp_path, [acc("zyfa", 2.7e-2)], [acc("zyfa", 2.0e-2, "exact")])
+    assert sorted((r.get("p_rounding") or "", r["rel_rms_err"]) for r in merged) == [("", 2.7e-2), ("exact", 2.0e-2)]
+
+
+def test_merge_base_replaces_only_the_same_p_rounding(tmp_path):
+    merged = merge(tmp_path, [acc("zyfa", 2.7e-2), acc("zyfa", 2.0e-2, "exact")], [acc("zyfa", 1.9e-2, "exact")])
+    assert sorted((r.get("p_rounding") or "", r["rel_rms_err"]) for r in merged) == [("", 2.7e-2), ("exact", 1.9e-2)]
+
+
+def test_record_key_and_schema():
+    assert results_file.record_key(acc("zyfa", 1e-2)) != results_file.record_key(acc("zyfa", 1e-2, "exact"))
+    results_file.check_record(acc("zyfa", 1e-2, "lean"))
+    for bad in (acc("zyfa", 1e-2, "fast"), acc("cudnn", 1e-2, "exact"), acc("zyfa", 1e-3, "exact", dtype="bf16")):
+        with pytest.raises(ValueError):
+            results_file.check_record(bad)
+
+
+def test_recover_reads_p_rounding_runs_from_benchmark_lines():
+    lines = [f"kernel/fp8/gqa-d128/S16384/H32:8/gaussian/{run}/rep{i}/iterations:1/manual_time   {ms} ms   {ms} ms"
+             f"   1   800.0   50" for i in range(3) for run, ms in (("zyfa", 5.4), ("zyfa@exact", 5.8), ("cudnn", 5.0))]
+    got = {(r["impl"], r.get("p_rounding")): r for r in results_file.records_from_gb_lines(lines)}
+    assert set(got) == {("zyfa", None), ("zyfa", "exact"), ("cudnn", None)}
+    assert got[("zyfa", "exact")]["time_ms"] == 5.8 and got[("zyfa", "exact")]["repeats"] == 3
+    for r in got.values():
+        results_file.check_record(r)
+
+
+def test_peers_accepts_and_ignores_p_rounding():
+    args = peers.parser().parse_args(["--bench", "zyfa_bench", "--json", "out.json", "--mode=accuracy",
+                                      "--p-rounding=default,lean,exact"])
+    assert args.mode == "accuracy" and args.p_rounding == "default,lean,exact"
+
+
+def test_plots_draw_p_rounding_runs_as_their_own_series(tmp_path):
+    pytest.importorskip("matplotlib")
+    written = report.plot_throughput(RECORDS, str(tmp_path / "r")) + report.plot_accuracy(RECORDS, str(tmp_path / "r"))
+    assert sorted(os.path.basename(p) for p in written) == ["r-error-bf16.png", "r-error-fp8.png", "r-tflops-fp8.png"]
