@@ -4,8 +4,9 @@
 # then, on the device (the `run` tool, carry [".carry-bench", ".whl"]), one part per command:
 #   tools/device/run_bench.sh PART [FLAGS...]
 # PART: check | kernel | peers-kernel | sustained | accuracy | reconcile. FLAGS (--dtypes=, --families=, --seqlens=,
-# --inputs=, --repeats=, --idle-s=) go to both zyfa_bench and bench/peers.py, so a part can be split to
-# stay inside the 10-minute limit of one device command. Each part writes $OUT/part-PART.json (records,
+# --inputs=, --repeats=, --idle-s=, --p-rounding=) go to both zyfa_bench and bench/peers.py, so a part can be
+# split to stay inside the 10-minute limit of one device command (--p-rounding=default,lean,exact adds zyfa FP8
+# runs with an explicit P rounding; peers.py accepts it and ignores it). Each part writes $OUT/part-PART.json (records,
 # exact command, clocks before and after, the SM clock and power sampled every 200 ms while it ran, versions)
 # and appends to $OUT/bench.log; bench/results_file.py merge turns the parts into
 # bench/results/<date>-<gpu>.json here. Several parts can run in one device command, one after another.

@@ -4,7 +4,12 @@
 #   tools/device/prepare.sh BUILD && (copy BUILD/bench/zyfa_bench into .carry-bench, see prepare_bench.sh)
 # then the `run` tool with carry [".carry", ".carry-bench", ".whl"]: bash tools/device/run_session.sh
 # Every step's log and JSON land in $OUT; bench parts become bench/results/<date>-h200.json here.
+# zyfa_bench's --p-rounding per bench step: KERNEL_P_ROUNDING (default: the library's default only, the 16K
+# step has little time to spare) and ACCURACY_P_ROUNDING (default: also lean and exact P, one more zyfa call
+# each per FP8 case, next to nothing beside the fp64 reference).
 set -uo pipefail
+readonly KERNEL_P_ROUNDING="${KERNEL_P_ROUNDING:-default}"
+readonly ACCURACY_P_ROUNDING="${ACCURACY_P_ROUNDING:-default,lean,exact}"
 step() {  # NAME SECONDS COMMAND...
   local name="$1" seconds="$2"; shift 2
   local t0=$(date +%s)
@@ -15,9 +20,9 @@ step() {  # NAME SECONDS COMMAND...
 export TEST_TIMEOUT=150 ZYFA_RELIABILITY_SECONDS="${ZYFA_RELIABILITY_SECONDS:-8}"
 step gpu-tests 180 bash tools/device/run_gpu_tests.sh '-*Reliability*'
 step bench-kernel-16k 160 env STEP_TIMEOUT=36 bash tools/device/run_bench.sh kernel --seqlens=16384 \
-  --families=mha-d128,gqa-d128,mha-d192,llama3.1-8b
+  --families=mha-d128,gqa-d128,mha-d192,llama3.1-8b --p-rounding="$KERNEL_P_ROUNDING"
 step reliability 90 env TEST_TIMEOUT=85 bash tools/device/run_reliability.sh
 step bench-accuracy-4k 130 env STEP_TIMEOUT=35 PEERS_TIMEOUT=45 bash tools/device/run_bench.sh accuracy \
-  --seqlens=4096 --families=gqa-d128,mha-d192 --inputs=gaussian,outlier,structured
+  --seqlens=4096 --families=gqa-d128,mha-d192 --inputs=gaussian,outlier,structured --p-rounding="$ACCURACY_P_ROUNDING"
 step python 45 bash tools/device/run_python_tests.sh .carry/libzyfa.so
 echo "=== session done"
