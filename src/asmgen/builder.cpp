@@ -4,17 +4,24 @@
 
 namespace zyfa::asmgen {
 
-Builder::Guard::Guard(Builder &b, Reg pred, bool negated)
-    : b_(b), saved_(b.guard_), saved_negated_(b.guard_negated_) {
+Builder::Guard::Guard(Builder &b, Reg pred, bool negated, bool uniform)
+    : b_(b), saved_(b.guard_), saved_negated_(b.guard_negated_), saved_uniform_(b.guard_uniform_) {
   if (b.guard_.valid()) throw std::logic_error("nested guards are not supported");
   b.expect(pred, Type::kPred, "guard");
   b.guard_ = pred;
   b.guard_negated_ = negated;
+  b.guard_uniform_ = uniform;
 }
 
 Builder::Guard::~Guard() {
   b_.guard_ = saved_;
   b_.guard_negated_ = saved_negated_;
+  b_.guard_uniform_ = saved_uniform_;
+}
+
+void Builder::expect_converged(const char *what) const {
+  if (guard_.valid() && !guard_uniform_)
+    throw std::logic_error(std::string(what) + ": an .aligned instruction under a per-thread guard (use when_uniform)");
 }
 
 Instr &Builder::push(Op op, Type type) {
@@ -220,6 +227,7 @@ void Builder::selp(Reg d, Operand a, Operand b, Reg p) {
 }
 
 void Builder::vote_any(Reg d, Reg p) {
+  expect_converged("vote");
   expect(d, Type::kPred, "vote_any");
   expect(p, Type::kPred, "vote_any");
   Instr &in = push(Op::kVoteAny, Type::kPred);
@@ -281,6 +289,7 @@ void Builder::st_shared(Type t, Reg addr, int64_t offset, const std::vector<Oper
 }
 
 void Builder::ldmatrix_x4(const std::array<Reg, 4> &d, Reg addr, int64_t offset, bool transpose) {
+  expect_converged("ldmatrix");
   expect(addr, Type::kU32, "ldmatrix address");
   for (Reg r : d) expect(r, Type::kB32, "ldmatrix");
   Instr &in = push(Op::kLdmatrixX4, Type::kB32);
@@ -304,6 +313,7 @@ void Builder::cp_async_commit() { push(Op::kCpAsyncCommit, Type::kB32); }
 void Builder::cp_async_wait(int pending_groups) { push(Op::kCpAsyncWait, Type::kB32).aux = pending_groups; }
 
 void Builder::shfl_bfly(Reg d, Reg a, int lane_mask) {
+  expect_converged("shfl");
   expect_same_width(d, Type::kB32, "shfl_bfly");
   expect(a, type(d), "shfl_bfly");
   Instr &in = push(Op::kShflBfly, Type::kB32);
@@ -362,6 +372,7 @@ void check_barrier_threads(int threads) {
 }  // namespace
 
 void Builder::bar_sync_count(Operand barrier, int threads) {
+  expect_converged("bar.sync");
   check_barrier_threads(threads);
   expect_same_width(barrier, Type::kU32, "bar_sync_count id");
   Instr &in = push(Op::kBarSync, Type::kB32);
@@ -370,6 +381,7 @@ void Builder::bar_sync_count(Operand barrier, int threads) {
 }
 
 void Builder::bar_arrive(Operand barrier, int threads) {
+  expect_converged("bar.arrive");
   check_barrier_threads(threads);
   expect_same_width(barrier, Type::kU32, "bar_arrive id");
   Instr &in = push(Op::kBarArrive, Type::kB32);
@@ -390,11 +402,12 @@ void Builder::prefetch_tensormap(Reg generic_addr) {
 }
 
 void Builder::setmaxnreg(bool grow, int registers) {
+  expect_converged("setmaxnreg");
   if (registers < 24 || registers > 256 || registers % 8 != 0)
     throw std::logic_error("setmaxnreg: a multiple of 8 in [24, 256] expected");
   Instr &in = push(Op::kSetmaxnreg, Type::kU32);
   in.aux = registers;
-  in.transpose = grow;  // reused flag: .inc when set
+  in.grow = grow;
 }
 
 void Builder::fence_proxy_async() { push(Op::kFenceProxyAsync, Type::kB32); }
@@ -447,6 +460,7 @@ int wgmma_n(size_t accumulators) {
 }  // namespace
 
 void Builder::wgmma_e4m3(const std::vector<Reg> &d, Reg a_desc, Reg b_desc, Reg accumulate) {
+  expect_converged("wgmma");
   for (Reg r : d) expect(r, Type::kF32, "wgmma accumulator");
   expect(a_desc, Type::kU64, "wgmma A descriptor");
   expect(b_desc, Type::kU64, "wgmma B descriptor");
@@ -458,6 +472,7 @@ void Builder::wgmma_e4m3(const std::vector<Reg> &d, Reg a_desc, Reg b_desc, Reg 
 }
 
 void Builder::wgmma_e4m3(const std::vector<Reg> &d, const std::array<Reg, 4> &a_regs, Reg b_desc, Reg accumulate) {
+  expect_converged("wgmma");
   for (Reg r : d) expect(r, Type::kF32, "wgmma accumulator");
   for (Reg r : a_regs) expect(r, Type::kB32, "wgmma A registers");
   expect(b_desc, Type::kU64, "wgmma B descriptor");
@@ -468,8 +483,17 @@ void Builder::wgmma_e4m3(const std::vector<Reg> &d, const std::array<Reg, 4> &a_
   in.src = {a_regs[0], a_regs[1], a_regs[2], a_regs[3], b_desc, accumulate};
 }
 
-void Builder::wgmma_fence() { push(Op::kWgmmaFence, Type::kB32); }
-void Builder::wgmma_commit() { push(Op::kWgmmaCommit, Type::kB32); }
-void Builder::wgmma_wait(int pending_groups) { push(Op::kWgmmaWait, Type::kB32).aux = pending_groups; }
+void Builder::wgmma_fence() {
+  expect_converged("wgmma.fence");
+  push(Op::kWgmmaFence, Type::kB32);
+}
+void Builder::wgmma_commit() {
+  expect_converged("wgmma.commit_group");
+  push(Op::kWgmmaCommit, Type::kB32);
+}
+void Builder::wgmma_wait(int pending_groups) {
+  expect_converged("wgmma.wait_group");
+  push(Op::kWgmmaWait, Type::kB32).aux = pending_groups;
+}
 
 }  // namespace zyfa::asmgen

@@ -23,7 +23,7 @@ class Builder {
   // Predicates every instruction made while it lives on `pred` (or on !pred).
   class Guard {
    public:
-    Guard(Builder &b, Reg pred, bool negated);
+    Guard(Builder &b, Reg pred, bool negated, bool uniform = false);
     ~Guard();
     Guard(const Guard &) = delete;
     Guard &operator=(const Guard &) = delete;
@@ -32,9 +32,14 @@ class Builder {
     Builder &b_;
     Reg saved_;
     bool saved_negated_;
+    bool saved_uniform_;
   };
   Guard when(Reg pred) { return Guard(*this, pred, false); }
   Guard unless(Reg pred) { return Guard(*this, pred, true); }
+  // A guard whose predicate is the same for every thread of each warpgroup: only under it may the
+  // .aligned instructions (wgmma, setmaxnreg, named barriers, ldmatrix, shuffles, votes) be predicated;
+  // the PTX ISA requires every thread of the warp (warpgroup) to execute them.
+  Guard when_uniform(Reg pred) { return Guard(*this, pred, false, true); }
 
   // ---- integer and generic: the type is the destination's.
   void mov(Reg d, Operand a);
@@ -137,8 +142,10 @@ class Builder {
   void expect(Reg r, Type t, const char *what) const;
   void expect_same_width(Operand o, Type t, const char *what) const;
   Program &p_;
+  void expect_converged(const char *what) const;  // no guard, or a uniform one
   Reg guard_;
   bool guard_negated_ = false;
+  bool guard_uniform_ = false;
 };
 
 }  // namespace zyfa::asmgen

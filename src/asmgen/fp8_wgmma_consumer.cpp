@@ -71,8 +71,8 @@ void WgmmaEmitter::consumer_setup() {
 
   k_ring = {b.reg(Type::kU32, "k_stage"), b.reg(Type::kU32, "k_phase")};
   vt_ring = {b.reg(Type::kU32, "vt_stage"), b.reg(Type::kU32, "vt_phase")};
-  q_phase = b.reg(Type::kU32, "consumer_q_phase");
-  for (Reg r : {k_ring.index, k_ring.phase, vt_ring.index, vt_ring.phase, q_phase}) b.mov(r, imm(0));
+  consumer_q_phase = b.reg(Type::kU32, "consumer_q_phase");
+  for (Reg r : {k_ring.index, k_ring.phase, vt_ring.index, vt_ring.phase, consumer_q_phase}) b.mov(r, imm(0));
   c = b.reg(Type::kF32, "c");
   c8 = b.reg(Type::kF32, "c8");
   v_descale = b.reg(Type::kF32, "v_descale");
@@ -87,10 +87,10 @@ void WgmmaEmitter::consumer_setup() {
   for (int i = 0; i < kScoreRegs; ++i) s[size_t(i)] = b.reg(Type::kF32, indexed("s", i));
   for (int i = 0; i < kPRegs; ++i) pk[size_t(i)] = b.reg(Type::kB32, indexed("p", i));
 
-  // Consumer 0 takes the first turn: consumer 1 opens it.
+  // Consumer 0 takes the first turn: consumer 1 opens it (the predicate is its warpgroup's).
   const Reg second = b.temp(Type::kPred, "second_consumer");
   b.setp(second, Cmp::kEq, Type::kS32, consumer, imm(1));
-  auto g = b.when(second);
+  auto g = b.when_uniform(second);
   b.bar_arrive(imm(kFirstTurnBarrier), kTurnThreads);
 }
 
@@ -308,8 +308,8 @@ void WgmmaEmitter::consumer_tile() {
   for (Reg r : o) b.mov(r, f32(0.0f));
   for (Reg r : l) b.mov(r, f32(0.0f));
 
-  b.mbar_wait(barrier(kQFull), q_phase);
-  b.xor_(q_phase, q_phase, imm(1));
+  b.mbar_wait(barrier(kQFull), consumer_q_phase);
+  b.xor_(consumer_q_phase, consumer_q_phase, imm(1));
   auto wait_turn = [&] { b.bar_sync_count(turn_mine, kTurnThreads); };
   auto pass_turn = [&] { b.bar_arrive(turn_other, kTurnThreads); };
   auto issue_scores = [&] {

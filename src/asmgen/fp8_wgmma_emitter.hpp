@@ -48,9 +48,12 @@ constexpr int kConsumerWarps = kConsumers * kWarpsPerWarpgroup;  // arrivals tha
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
 constexpr int kRegisterFile = 65536;
-static_assert(kProducerRegisters * kWarpgroupThreads + kConsumers * kConsumerRegisters * kWarpgroupThreads <=
-                  kRegisterFile,
-              "the three warpgroups' budgets must fit the register file");
+// setmaxnreg moves registers within the CTA's pool, which is what the launch allocated: ptxas's per-thread
+// count for 384 threads (the register file over the threads, in units of 8) times the threads. A budget
+// over the pool blocks setmaxnreg.inc forever, with no error.
+constexpr int kLaunchRegisters = (kRegisterFile / kThreads) / 8 * 8;
+static_assert(kProducerRegisters + kConsumers * kConsumerRegisters <= (1 + kConsumers) * kLaunchRegisters,
+              "the three warpgroups' budgets must fit the registers the launch allocated");
 
 // ---- the products
 constexpr int kRowsPerConsumer = nx::kQueryTile / kConsumers;  // 64: the M of wgmma
@@ -146,7 +149,7 @@ class WgmmaEmitter {
   // ---- producer
   Reg issuer;        // thread 0: issues the copies
   Ring issue_ring, transpose_ring;
-  Reg q_phase;       // parity of Q's barriers (producer and consumers each keep their own)
+  Reg producer_q_phase;  // parity of Q's barriers on the producer side
   std::array<Reg, 4> v_load_offset;    // per 32-column pair: this lane's ldmatrix row in a V block
   std::array<Reg, 4> vt_store_offset;  // per (key group of the warp, row parity): this lane's V^T word
 
@@ -157,6 +160,7 @@ class WgmmaEmitter {
   std::array<Reg, 2> tile_row;   // rows of the thread's two accumulator rows within the tile
   Reg q_desc, k_desc, vt_desc;   // descriptors of Q (this consumer's rows), K and V^T buffer 0
   Ring k_ring, vt_ring;
+  Reg consumer_q_phase;          // parity of Q's barriers on the consumer side
   Reg c, c8, v_descale;
   std::array<Reg, 2> diag_limit;  // the diagonal block keeps key 8 j + e (+ 2 quad_col) iff <= this
   std::array<Reg, kORegs> o;

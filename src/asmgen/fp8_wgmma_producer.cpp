@@ -28,8 +28,8 @@ void WgmmaEmitter::producer_setup() {
   b.setp(issuer, Cmp::kEq, Type::kS32, tid, imm(0));
   issue_ring = {b.reg(Type::kU32, "issue_stage"), b.reg(Type::kU32, "issue_phase")};
   transpose_ring = {b.reg(Type::kU32, "transpose_stage"), b.reg(Type::kU32, "transpose_phase")};
-  q_phase = b.reg(Type::kU32, "q_phase");
-  for (Reg r : {issue_ring.index, issue_ring.phase, transpose_ring.index, transpose_ring.phase, q_phase})
+  producer_q_phase = b.reg(Type::kU32, "q_phase");
+  for (Reg r : {issue_ring.index, issue_ring.phase, transpose_ring.index, transpose_ring.phase, producer_q_phase})
     b.mov(r, imm(0));
 
   // ldmatrix.x4: lane l gives row l % 8 of matrix l / 8; matrices (keys +0..7, +8..15) x (16 dims, next 16).
@@ -51,8 +51,8 @@ void WgmmaEmitter::producer_setup() {
     b.shl(chunk, chunk, imm(4));
     b.mad_lo(v_load_offset[size_t(cp)], key, imm(kVRowBytes), chunk);
   }
-  // Stores: thread (j, t) writes the word at logical keys 4t.. of V^T row (2 j + parity) of each 32-dim
-  // group, in key group 2 warp + g of the block; 128-byte swizzle: chunk g ^ (row % 8).
+  // Stores: thread (j, t) writes the word at logical keys 4t.. of V^T row 32 cp + 16 half + 2 j + parity, in
+  // key group 2 warp + g of the block; 128-byte swizzle: chunk (2 warp + g) ^ (row % 8).
   const Reg j = b.temp(Type::kU32, "st_j");
   b.shr(j, lane, imm(2));
   const Reg t4 = b.temp(Type::kU32, "st_t4");
@@ -79,7 +79,7 @@ void WgmmaEmitter::producer_setup() {
 
 void WgmmaEmitter::issue_q() {
   const Reg parity = b.temp(Type::kU32, "q_empty_parity");
-  b.xor_(parity, q_phase, imm(1));
+  b.xor_(parity, producer_q_phase, imm(1));
   b.mbar_wait(barrier(kQEmpty), parity);
   const Reg full = barrier(kQFull);
   b.mbar_arrive_expect_tx(full, layout.q_bytes);
@@ -156,7 +156,7 @@ void WgmmaEmitter::producer_tile() {
     b.mov(zero, imm(0));
     issue_kv(zero);
   });
-  b.xor_(q_phase, q_phase, imm(1));
+  b.xor_(producer_q_phase, producer_q_phase, imm(1));
   advance(issue_ring);
   const Reg kb = b.temp(Type::kS32, "producer_kb");
   b.mov(kb, imm(0));

@@ -47,6 +47,9 @@ SharedLayout shared_layout(const Variant &v) {
 
 WgmmaEmitter::WgmmaEmitter(Program &program, const Variant &v) : b(program), variant(v), layout(shared_layout(v)) {
   if (v.d_qk % fp8_qk_block_bytes(v.d_qk) != 0 || v.d_v != kDv) throw std::logic_error("fp8 wgmma: unsupported head dims");
+  // The producer's thread 0 waits for the buffer of block kb + 1 before its warp transposes block kb: with
+  // one stage that buffer is block kb's, and the CTA would deadlock.
+  if (layout.stages < 2) throw std::logic_error("fp8 wgmma: shared memory holds fewer than two stages");
   if (layout.q_bytes % kAtomAlign || layout.k_bytes % kAtomAlign || layout.v_bytes % kAtomAlign ||
       layout.vt_bytes % kAtomAlign)
     throw std::logic_error("fp8 wgmma: every buffer must start on a swizzle atom");

@@ -51,6 +51,7 @@ struct Instr {
   int64_t aux = 0;             // shfl lane mask, bar.sync id, cp.async.wait_group depth
   bool non_coherent = false;   // ld.global.nc
   bool transpose = false;      // ldmatrix .trans
+  bool grow = false;           // setmaxnreg .inc (else .dec)
   Reg guard;                   // executes only where guard (or !guard) holds
   bool guard_negated = false;
   int label = -1;              // kLabel, kBra

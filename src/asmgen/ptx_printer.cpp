@@ -184,7 +184,7 @@ class Printer {
         break;
       case Op::kPrefetchTensormap: out_ << "prefetch.tensormap [" << reg(in.src[0].reg) << "]"; break;
       case Op::kSetmaxnreg:
-        out_ << "setmaxnreg." << (in.transpose ? "inc" : "dec") << ".sync.aligned.u32 " << in.aux;
+        out_ << "setmaxnreg." << (in.grow ? "inc" : "dec") << ".sync.aligned.u32 " << in.aux;
         break;
       case Op::kFenceProxyAsync: out_ << "fence.proxy.async.shared::cta"; break;
       case Op::kFenceMbarrierInit: out_ << "fence.mbarrier_init.release.cluster"; break;

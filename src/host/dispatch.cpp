@@ -27,9 +27,9 @@ bool always(const Problem &) { return true; }
 const KernelChoice kKernels[] = {
     {"bf16 hopper attention", kernels::bf16_attention_supports, kernels::bf16_attention_ctas_per_sm,
      kernels::launch_bf16_attention},
-    {"fp8 asm attention (wgmma)", kernels::fp8_wgmma_attention_supports, kernels::fp8_asm_attention_ctas_per_sm,
+    {"fp8 asm attention (wgmma)", kernels::fp8_wgmma_attention_supports, kernels::fp8_attention_ctas_per_sm,
      kernels::launch_fp8_wgmma_attention, kernels::prepare_fp8_wgmma_attention},
-    {"fp8 asm attention (mma.sync)", kernels::fp8_asm_attention_supports, kernels::fp8_asm_attention_ctas_per_sm,
+    {"fp8 asm attention (mma.sync)", kernels::fp8_asm_attention_supports, kernels::fp8_attention_ctas_per_sm,
      kernels::launch_fp8_asm_attention, kernels::prepare_fp8_asm_attention},
     {"fallback attention", always, kernels::fallback_ctas_per_sm, kernels::launch_fallback_attention},
 };

@@ -78,7 +78,7 @@ bool fp8_wgmma_attention_supports(const Problem &p) {
          hopper::tma_can_map(p.v, p.batch, p.seqlen, p.nheads_k, p.d_v, kByte);
 }
 
-int fp8_asm_attention_ctas_per_sm() { return 1; }
+int fp8_attention_ctas_per_sm() { return 1; }
 
 asmgen::Fp8AttentionParams fp8_attention_params(const Problem &p, const Schedule &s) {
   asmgen::Fp8AttentionParams k{};
@@ -115,6 +115,8 @@ int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, v
 
 int prepare_fp8_wgmma_attention(const Problem &problem) {
   if (!fp8_wgmma_attention_supports(problem)) return kInvalidValue;
+  // The driver's tensor-map encoder is looked up once; here rather than in a first launch under capture.
+  if (hopper::tensor_map_encoder() == nullptr) return cudaErrorNotSupported;
   return prepare(problem, /*wgmma=*/true);
 }
 

@@ -2,7 +2,9 @@
 // One definition of each rounding and of the softmax recurrence, so the backends cannot drift apart.
 //
 // The recurrence for one query row, over key blocks of kKeyBlock keys (causal: keys <= the row):
-//   s_j   = q . k_j                       raw score, fp32 accumulation (exact products)
+//   s_j   = q . k_j                       raw score, fp32 accumulation (exact products); the FP8 wgmma
+//                                         kernel's tensor cores keep about 14 bits of this sum instead
+//                                         (bench/NOTES-fp8.md), the one place a kernel departs from it
 //   c     = softmax_scale * log2(e) [* q_descale * k_descale for FP8]      (fp32, in this order)
 //   bmax  = c * max_j s_j                 block max in base-2 units
 //   if m == -inf or bmax > m + tau:       lazy rescale (tau = lazy_rescale_threshold)

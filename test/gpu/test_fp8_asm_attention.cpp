@@ -122,7 +122,7 @@ class Fp8AsmRun {
     kernels::Schedule s;
     s.jobs = static_cast<const Job *>(table_.get());
     s.n_jobs = n_jobs_;
-    s.grid = std::min(grid > 0 ? grid : sms_ * kernels::fp8_asm_attention_ctas_per_sm(), n_jobs_);
+    s.grid = std::min(grid > 0 ? grid : sms_ * kernels::fp8_attention_ctas_per_sm(), n_jobs_);
     return s;
   }
   // One launch, waited for, outputs back into host().
@@ -231,6 +231,9 @@ std::vector<Fp8Case> accuracy_cases() {
     cases.push_back(fp8_case(d, 1, 4097, 4, 1, Layout::kBHSD, D::kDeviceScalar));             // MQA, odd tail
     cases.push_back(fp8_case(d, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured));
   }
+  // Batch > 1 over several key blocks: the TMA batch coordinate and per-(batch, kv head) descales in a key loop.
+  cases.push_back(fp8_case(128, 3, 300, 8, 2, Layout::kBSHD, D::kDevicePerHead));
+  cases.push_back(fp8_case(192, 2, 300, 6, 3, Layout::kBHSD, D::kDevicePerHead, A::kOutlier));
   // Exact P at d = 128 (p_rounding EXACT).
   for (const Fp8Case &base : {fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, D::kDevicePerHead),
                               fp8_case(128, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured)}) {

@@ -1,5 +1,7 @@
 # CTest asmgen_ptxas_report: every variant of the manifest was assembled by ptxas with no spills and no
-# stack frame, read from the -v report that build_code_objects.cmake kept.
+# stack frame, read from the -v report that build_code_objects.cmake kept. A wgmma variant must also be
+# allocated the full register file over its threads (in units of 8) at launch: its warpgroups' setmaxnreg
+# budgets add up to that pool, and a smaller one would block setmaxnreg.inc forever.
 #   cmake -DMANIFEST=<dir>/manifest.txt -P check_ptxas_report.cmake
 cmake_minimum_required(VERSION 3.25)
 get_filename_component(dir ${MANIFEST} DIRECTORY)
@@ -13,6 +15,8 @@ foreach(line IN LISTS lines)
   string(REPLACE " " ";" fields "${line}")
   list(GET fields 0 name)
   list(GET fields 1 entry)
+  list(GET fields 2 threads)
+  list(GET fields 7 schedule)
   set(report ${dir}/${name}.ptxas.txt)
   if(NOT EXISTS ${report} OR NOT EXISTS ${dir}/${name}.cubin)
     message(SEND_ERROR "${name}: no cubin or no ptxas report (was it assembled?)")
@@ -35,6 +39,14 @@ foreach(line IN LISTS lines)
   set(loads ${CMAKE_MATCH_3})
   string(REGEX MATCH "Used ([0-9]+) registers" r "${text}")
   message(STATUS "${name}: ${CMAKE_MATCH_1} registers, ${stack} bytes stack frame, ${stores} bytes spill stores, ${loads} bytes spill loads")
+  set(registers ${CMAKE_MATCH_1})
+  if(schedule STREQUAL "wgmma")
+    math(EXPR pool "65536 / ${threads} / 8 * 8")
+    if(NOT registers EQUAL pool)
+      message(SEND_ERROR "${name}: ${registers} registers at launch, the setmaxnreg budgets assume ${pool}")
+      set(failed TRUE)
+    endif()
+  endif()
   if(NOT stack EQUAL 0 OR NOT stores EQUAL 0 OR NOT loads EQUAL 0)
     message(SEND_ERROR "${name}: spills or a stack frame")
     set(failed TRUE)
