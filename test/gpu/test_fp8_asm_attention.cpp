@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ constexpr double kMaxErrorOverCpuWgmma = 1.35;   // out error against fp64, over
 constexpr double kMaxDistanceWgmma = 1.25;       // GPU - CPU distance over the CPU backend's error
 constexpr double kWgmmaScoreNoise = 5e-4;        // relative: the floor of LSE distances (one-key rows)
 constexpr double kMaxLseDistanceWgmma = 2.0;     // LSE distance over max(CPU backend's LSE error, noise)
+// Mixed into the case's seed for the ternary q and k, so they do not repeat the Gaussian stream.
+constexpr uint64_t kTernarySeedSalt = 0x7465726eull;
 constexpr int kRepeats = 20;
 constexpr int kSmallGrid = 3;
 // V all ones: each output is 1 up to bf16 rounding (half an ulp below 1 is 2^-9, above 2^-8).
@@ -62,6 +65,11 @@ struct Fp8Case {
   ActivationKind inputs = ActivationKind::kGaussian;
   DescaleForm descale = DescaleForm::kHostFloat;
   bool wgmma = true;  // the Hopper schedule (TMA + wgmma), or the mma.sync one
+  // q and k drawn from {-1, 0, 1}: their e4m3 codes are powers of two and every score is an integer
+  // multiple of one power of two below 2^8 of them, which the FP8 tensor cores sum exactly. The wgmma
+  // schedule is then held to the 0.2x distance like every other kernel: what is left between it and the
+  // CPU backend is the order of fp32 sums, so a wrong code, scale or fold cannot hide in the rounding of S.
+  bool ternary_qk = false;
 };
 
 Fp8Case fp8_case(int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads, int64_t nheads_k, Layout layout,
@@ -86,6 +94,12 @@ class Fp8AsmRun {
     spec.kind = c.inputs;
     Activations a = generate_activations(c.shape.qkv(), spec, seed);
     if (v_all_ones) std::fill(a.v.begin(), a.v.end(), 1.0f);
+    if (c.ternary_qk) {
+      std::mt19937_64 rng(seed ^ kTernarySeedSalt);
+      std::uniform_int_distribution<int> ternary(-1, 1);
+      for (std::vector<float> *x : {&a.q, &a.k})
+        for (float &e : *x) e = float(ternary(rng));
+    }
     host_.set_inputs(a);
   }
   HostAttention &host() { return host_; }
@@ -152,7 +166,7 @@ std::string case_name(const ::testing::TestParamInfo<Fp8Case> &info) {
   const DescaleForm f = info.param.descale;
   return info.param.shape.name() + "_" + activation_kind_name(info.param.inputs) +
          (f == DescaleForm::kHostFloat ? "_hostdescale" : f == DescaleForm::kDeviceScalar ? "_devdescale" : "") +
-         (info.param.wgmma ? "_wgmma" : "_mmasync");
+         (info.param.ternary_qk ? "_ternaryqk" : "") + (info.param.wgmma ? "_wgmma" : "_mmasync");
 }
 
 class Fp8AsmTest : public ::testing::TestWithParam<Fp8Case> {
@@ -189,7 +203,8 @@ TEST_P(Fp8AsmAccuracy, MatchesFp64AndCpuBackend) {
   const ErrorStats out_err = compare_to_reference(gpu_out, exact.out);
   const BackendComparison out_vs_cpu = compare_backends(gpu_out, cpu_out, exact.out);
   EXPECT_TRUE(within_rel_rms(out_err, lean_p(sh) ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
-  if (c.wgmma) {
+  const bool inexact_scores = c.wgmma && !c.ternary_qk;  // S rounded by the FP8 tensor cores
+  if (inexact_scores) {
     EXPECT_TRUE(within_backend_ratio(out_vs_cpu, kMaxDistanceWgmma)) << "out";
     EXPECT_LE(out_vs_cpu.gpu_err, kMaxErrorOverCpuWgmma * std::max(out_vs_cpu.cpu_err, kSumOrderNoise))
         << "the GPU must be as accurate as the CPU backend's numerics";
@@ -203,7 +218,7 @@ TEST_P(Fp8AsmAccuracy, MatchesFp64AndCpuBackend) {
     lse_vs_cpu = compare_backends(gpu_lse, cpu_lse, exact.lse);
     EXPECT_EQ(lse_err.nonfinite, 0);
     EXPECT_LE(lse_err.max_abs, lean_p(sh) ? kMaxLseAbsLeanP : kMaxLseAbsExactP) << lse_err.describe();
-    if (c.wgmma) {
+    if (inexact_scores) {
       EXPECT_LE(lse_vs_cpu.gpu_cpu / std::max(lse_vs_cpu.cpu_err, kWgmmaScoreNoise), kMaxLseDistanceWgmma)
           << "LSE: " << lse_vs_cpu.describe();
     } else {
@@ -234,6 +249,19 @@ std::vector<Fp8Case> accuracy_cases() {
   // Batch > 1 over several key blocks: the TMA batch coordinate and per-(batch, kv head) descales in a key loop.
   cases.push_back(fp8_case(128, 3, 300, 8, 2, Layout::kBSHD, D::kDevicePerHead));
   cases.push_back(fp8_case(192, 2, 300, 6, 3, Layout::kBHSD, D::kDevicePerHead, A::kOutlier));
+  // Scores the tensor cores sum exactly: the wgmma schedule against the CPU backend at 0.2x.
+  for (Fp8Case c : {fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, D::kDevicePerHead),
+                    fp8_case(192, 2, 1000, 8, 2, Layout::kBHSD, D::kHostFloat),
+                    fp8_case(128, 1, 4097, 4, 1, Layout::kBSHD, D::kDeviceScalar)}) {
+    c.ternary_qk = true;
+    cases.push_back(c);
+  }
+  {
+    Fp8Case c = fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD, D::kHostFloat);
+    c.ternary_qk = true;
+    c.shape.p_rounding = ZYFA_P_ROUNDING_EXACT;
+    cases.push_back(c);
+  }
   // Exact P at d = 128 (p_rounding EXACT).
   for (const Fp8Case &base : {fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, D::kDevicePerHead),
                               fp8_case(128, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured)}) {
