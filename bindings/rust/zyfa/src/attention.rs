@@ -22,8 +22,35 @@ pub enum Layout {
     Strided { q: Strides, k: Strides, v: Strides, out: Strides },
 }
 
-/// One causal attention shape: batch, sequence length, heads, head dims, layout and softmax scale.
-/// The library validates it at each call; build it with [`Attention::builder`].
+/// How FP8 attention rounds the softmax probabilities P to e4m3 before the P·V product
+/// (`zyfa_p_rounding`). BF16 calls must leave it [`PRounding::Default`] (else
+/// [`crate::Status::Fp8FieldWithBf16`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PRounding {
+    /// The library's choice per head dim: lean P at d_qk = 128, exact P at d_qk = 192.
+    #[default]
+    Default,
+    /// One FFMA per score gives the e4m3 code of P (it overestimates 2^x by up to 6% inside a binade):
+    /// fewer instructions, about 1.45x the error of exact P. Only at d_qk = 128; elsewhere the call fails
+    /// with [`crate::Status::BadArgument`].
+    Lean,
+    /// exp2, correctly rounded to e4m3, at either head dim.
+    Exact,
+}
+
+impl PRounding {
+    /// The C enum value.
+    pub(crate) fn code(self) -> sys::zyfa_p_rounding {
+        match self {
+            PRounding::Default => sys::ZYFA_P_ROUNDING_DEFAULT,
+            PRounding::Lean => sys::ZYFA_P_ROUNDING_LEAN,
+            PRounding::Exact => sys::ZYFA_P_ROUNDING_EXACT,
+        }
+    }
+}
+
+/// One causal attention shape: batch, sequence length, heads, head dims, layout, softmax scale and (FP8)
+/// P rounding. The library validates it at each call; build it with [`Attention::builder`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Attention {
     pub(crate) batch: i64,
@@ -34,6 +61,7 @@ pub struct Attention {
     pub(crate) d_v: i64,
     pub(crate) layout: Layout,
     pub(crate) softmax_scale: f32,
+    pub(crate) p_rounding: PRounding,
 }
 
 /// Builder of [`Attention`]; defaults follow ZYFA_ATTN_DESC_INIT (d = 128, BSHD, scale 1/sqrt(d_qk)).
@@ -52,6 +80,7 @@ impl Attention {
             d_v: init.d_v,
             layout: Layout::Bshd,
             softmax_scale: init.softmax_scale,
+            p_rounding: PRounding::Default,
         })
     }
 
@@ -76,6 +105,9 @@ impl Attention {
     pub fn layout(&self) -> Layout {
         self.layout
     }
+    pub fn p_rounding(&self) -> PRounding {
+        self.p_rounding
+    }
 
     /// The descriptor of this shape with no tensors attached.
     pub(crate) fn descriptor(&self, dtype: sys::zyfa_dtype) -> sys::zyfa_attn_desc {
@@ -88,6 +120,7 @@ impl Attention {
             d_qk: self.d_qk,
             d_v: self.d_v,
             softmax_scale: self.softmax_scale,
+            p_rounding: self.p_rounding.code(),
             ..Default::default()
         };
         match self.layout {
@@ -218,6 +251,12 @@ impl AttentionBuilder {
     /// 0 means 1/sqrt(d_qk).
     pub fn softmax_scale(mut self, scale: f32) -> Self {
         self.0.softmax_scale = scale;
+        self
+    }
+    /// FP8 only: how P is rounded to e4m3 (default [`PRounding::Default`]). BF16 calls refuse any other
+    /// value, and [`PRounding::Lean`] needs d_qk = 128; both are checked at the call.
+    pub fn p_rounding(mut self, p_rounding: PRounding) -> Self {
+        self.0.p_rounding = p_rounding;
         self
     }
     pub fn build(self) -> Attention {

@@ -1,0 +1,74 @@
+//! FP8 P rounding through the builder on the CPU backend: lean and exact P give different outputs at
+//! d = 128, DEFAULT is lean there (and exact at d_qk = 192), and lean P at d_qk = 192 is a typed error.
+mod common;
+
+use common::*;
+use zyfa::{Attention, HostDescale, HostDescales, PRounding, Quantize, Status};
+
+/// Small FP8 inputs quantized through the library: (q, k, v) codes and their descales.
+fn fp8_inputs(shape: &Shape, rng: &mut Rng) -> ([Vec<u8>; 3], HostDescales<'static>) {
+    let mut quantize = |n: usize, dim: usize, scale: f32| {
+        let src = rng.bf16_tensor(n, scale);
+        let mut codes = vec![0u8; n];
+        let descale = Quantize::new((n / dim) as i64, dim as i64).host(&src, &mut codes).expect("host quantize");
+        (codes, descale)
+    };
+    let (q, qs) = quantize(shape.q_len(), shape.d_qk, 1.0);
+    let (k, ks) = quantize(shape.k_len(), shape.d_qk, 1.0);
+    let (v, vs) = quantize(shape.v_len(), shape.d_v, 0.5);
+    let descales = HostDescales { q: HostDescale::Value(qs), k: HostDescale::Value(ks), v: HostDescale::Value(vs) };
+    ([q, k, v], descales)
+}
+
+fn attention(shape: &Shape, p_rounding: PRounding) -> Attention {
+    Attention::builder()
+        .shape(shape.batch as i64, shape.seqlen as i64)
+        .heads(shape.nheads as i64, shape.nheads_k as i64)
+        .head_dims(shape.d_qk as i64, shape.d_v as i64)
+        .p_rounding(p_rounding)
+        .build()
+}
+
+/// One FP8 call on the CPU backend with this P rounding; its output.
+fn run(shape: &Shape, qkv: &[Vec<u8>; 3], descales: &HostDescales, p_rounding: PRounding) -> zyfa::Result<Vec<u16>> {
+    let [q, k, v] = qkv;
+    let mut out = vec![POISON_BF16; shape.out_len()];
+    attention(shape, p_rounding).forward_host_fp8(q, k, v, descales, &mut out, None)?;
+    assert!(out.iter().all(|x| *x != POISON_BF16), "{p_rounding:?}: unwritten outputs");
+    Ok(out)
+}
+
+#[test]
+fn exact_p_differs_from_default_which_is_lean_at_d128() {
+    let shape = Shape { batch: 1, seqlen: 24, nheads: 2, nheads_k: 1, d_qk: 128, d_v: 128 };
+    let (qkv, descales) = fp8_inputs(&shape, &mut Rng::fresh("p_rounding_d128"));
+    let default = run(&shape, &qkv, &descales, PRounding::Default).expect("DEFAULT");
+    let lean = run(&shape, &qkv, &descales, PRounding::Lean).expect("LEAN");
+    let exact = run(&shape, &qkv, &descales, PRounding::Exact).expect("EXACT");
+    assert_eq!(default, lean, "DEFAULT is lean P at d_qk = 128");
+    assert_ne!(default, exact, "exact P gave lean P's output bit for bit");
+    assert_eq!(Attention::builder().build().p_rounding(), PRounding::Default);
+}
+
+#[test]
+fn lean_p_at_d192_is_a_typed_error_and_default_is_exact_there() {
+    let shape = Shape { batch: 1, seqlen: 16, nheads: 1, nheads_k: 1, d_qk: 192, d_v: 128 };
+    let (qkv, descales) = fp8_inputs(&shape, &mut Rng::fresh("p_rounding_d192"));
+    let err = run(&shape, &qkv, &descales, PRounding::Lean).unwrap_err();
+    assert_eq!(err.status(), Status::BadArgument);
+    assert!(err.message().contains("p_rounding") && err.message().contains("192"), "message: {}", err.message());
+    assert!(err.to_string().contains("ZYFA_STATUS_BAD_ARGUMENT"), "{err}");
+    let default = run(&shape, &qkv, &descales, PRounding::Default).expect("DEFAULT");
+    let exact = run(&shape, &qkv, &descales, PRounding::Exact).expect("EXACT");
+    assert_eq!(default, exact, "DEFAULT is exact P at d_qk = 192");
+}
+
+#[test]
+fn p_rounding_with_bf16_is_refused() {
+    let shape = Shape { batch: 1, seqlen: 16, nheads: 1, nheads_k: 1, d_qk: 128, d_v: 128 };
+    let x = Rng::fresh("p_rounding_bf16").bf16_tensor(shape.q_len(), 1.0);
+    let mut out = vec![POISON_BF16; shape.out_len()];
+    let err = attention(&shape, PRounding::Exact).forward_host_bf16(&x, &x, &x, &mut out, None).unwrap_err();
+    assert_eq!(err.status(), Status::Fp8FieldWithBf16);
+    assert!(err.message().contains("p_rounding"), "message: {}", err.message());
+}
