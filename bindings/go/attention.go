@@ -25,8 +25,23 @@ type TensorStrides struct {
 	Q, K, V, Out Strides
 }
 
+// PRounding says how FP8 attention rounds the softmax probabilities P to e4m3 (zyfa_p_rounding).
+type PRounding int
+
+const (
+	// PRoundingDefault is the library's choice per head dim: lean P at DQK = 128, exact P at DQK = 192.
+	PRoundingDefault PRounding = C.ZYFA_P_ROUNDING_DEFAULT
+	// PRoundingLean takes P's e4m3 code from one FFMA per score (it overestimates 2^x by up to 6% inside a
+	// binade): fewer instructions, about 1.45x the error of exact P. Only at DQK = 128; elsewhere the call
+	// fails with ErrBadArgument.
+	PRoundingLean PRounding = C.ZYFA_P_ROUNDING_LEAN
+	// PRoundingExact computes exp2 and rounds it correctly to e4m3, at either head dim.
+	PRoundingExact PRounding = C.ZYFA_P_ROUNDING_EXACT
+)
+
 // Attention is one causal attention shape. The library validates it at each call. SoftmaxScale 0 means
-// 1/sqrt(DQK); DQK and DV of 0 mean 128 (ZYFA_ATTN_DESC_INIT's default).
+// 1/sqrt(DQK); DQK and DV of 0 mean 128 (ZYFA_ATTN_DESC_INIT's default). PRounding applies to FP8 calls;
+// BF16 calls must leave it PRoundingDefault (else ErrFP8FieldWithBF16).
 type Attention struct {
 	Batch, Seqlen   int64
 	NHeads, NHeadsK int64
@@ -34,6 +49,7 @@ type Attention struct {
 	Layout          Layout
 	Strides         TensorStrides
 	SoftmaxScale    float32
+	PRounding       PRounding
 }
 
 type tensor int
@@ -61,6 +77,7 @@ func (a *Attention) descriptor(dtype C.zyfa_dtype) C.zyfa_attn_desc {
 		desc.d_v = C.int64_t(a.DV)
 	}
 	desc.softmax_scale = C.float(a.SoftmaxScale)
+	desc.p_rounding = C.zyfa_p_rounding(a.PRounding)
 	if a.Layout == Strided {
 		desc.q_strides = cStrides(a.Strides.Q)
 		desc.k_strides = cStrides(a.Strides.K)

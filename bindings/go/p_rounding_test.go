@@ -1,0 +1,88 @@
+package zyfa
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// fp8Inputs quantizes small random q, k and v of a's shape through the library.
+func fp8Inputs(t *testing.T, a *Attention) (q, k, v []uint8, descales HostDescales) {
+	t.Helper()
+	r := freshRand(t)
+	dqk, dv := a.dims()
+	q, qs := quantizeHost(t, randomBF16(r, int(a.Batch*a.Seqlen*a.NHeads*dqk), 1), dqk)
+	k, ks := quantizeHost(t, randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*dqk), 1), dqk)
+	v, vs := quantizeHost(t, randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*dv), 0.5), dv)
+	return q, k, v, HostDescales{Q: HostDescale{Value: qs}, K: HostDescale{Value: ks}, V: HostDescale{Value: vs}}
+}
+
+// forwardFP8 runs a on the CPU backend with the given P rounding and returns its output.
+func forwardFP8(t *testing.T, a Attention, p PRounding, q, k, v []uint8, descales HostDescales) ([]uint16, error) {
+	t.Helper()
+	a.PRounding = p
+	out, _ := newOutputs(&a)
+	if err := a.ForwardHostFP8(q, k, v, descales, out, nil); err != nil {
+		return nil, err
+	}
+	for i, x := range out {
+		if x == poisonBF16 {
+			t.Fatalf("P rounding %d: out[%d] was not written", p, i)
+		}
+	}
+	return out, nil
+}
+
+func TestExactPDiffersFromDefaultWhichIsLeanAtD128(t *testing.T) {
+	a := Attention{Batch: 1, Seqlen: 24, NHeads: 2, NHeadsK: 1}
+	q, k, v, descales := fp8Inputs(t, &a)
+	outs := map[PRounding][]uint16{}
+	for _, p := range []PRounding{PRoundingDefault, PRoundingLean, PRoundingExact} {
+		out, err := forwardFP8(t, a, p, q, k, v, descales)
+		if err != nil {
+			t.Fatalf("P rounding %d: %v", p, err)
+		}
+		outs[p] = out
+	}
+	if !reflect.DeepEqual(outs[PRoundingDefault], outs[PRoundingLean]) {
+		t.Fatal("DEFAULT differs from LEAN at DQK = 128, where DEFAULT is lean P")
+	}
+	if reflect.DeepEqual(outs[PRoundingDefault], outs[PRoundingExact]) {
+		t.Fatal("EXACT gave DEFAULT's output bit for bit")
+	}
+}
+
+func TestLeanPAtD192IsBadArgumentAndDefaultIsExactThere(t *testing.T) {
+	a := Attention{Batch: 1, Seqlen: 16, NHeads: 1, NHeadsK: 1, DQK: 192, DV: 128}
+	q, k, v, descales := fp8Inputs(t, &a)
+	_, err := forwardFP8(t, a, PRoundingLean, q, k, v, descales)
+	var zerr *Error
+	if !errors.Is(err, ErrBadArgument) || !errors.As(err, &zerr) {
+		t.Fatalf("got %v, want ErrBadArgument", err)
+	}
+	if !strings.Contains(zerr.Message, "p_rounding") || !strings.Contains(zerr.Message, "192") {
+		t.Fatalf("the message does not name p_rounding and d_qk = 192: %q", zerr.Message)
+	}
+	def, err := forwardFP8(t, a, PRoundingDefault, q, k, v, descales)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := forwardFP8(t, a, PRoundingExact, q, k, v, descales)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(def, exact) {
+		t.Fatal("DEFAULT differs from EXACT at DQK = 192, where DEFAULT is exact P")
+	}
+}
+
+func TestPRoundingWithBF16IsRefused(t *testing.T) {
+	a := &Attention{Batch: 1, Seqlen: 16, NHeads: 1, NHeadsK: 1, PRounding: PRoundingExact}
+	buf := make([]uint16, 16*128)
+	err := a.ForwardHostBF16(buf, buf, buf, make([]uint16, 16*128), nil)
+	var zerr *Error
+	if !errors.Is(err, ErrFP8FieldWithBF16) || !errors.As(err, &zerr) || !strings.Contains(zerr.Message, "p_rounding") {
+		t.Fatalf("got %v, want ErrFP8FieldWithBF16 naming p_rounding", err)
+	}
+}
