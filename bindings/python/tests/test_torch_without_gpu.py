@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is not installed")
 
 import zyfa  # noqa: E402
-from zyfa import _lib, _torch_ops  # noqa: E402
+from zyfa import _abi, _lib, _torch_ops  # noqa: E402
 from conftest import random_bf16  # noqa: E402
 
 
@@ -50,6 +50,7 @@ class HostRedirect:
 
 
 NOT_GIVEN = _torch_ops.NOT_GIVEN
+DEFAULT, LEAN, EXACT = _abi.ZYFA_P_ROUNDING_DEFAULT, _abi.ZYFA_P_ROUNDING_LEAN, _abi.ZYFA_P_ROUNDING_EXACT
 
 
 def test_bf16_operator_equals_numpy_path(rng, cpu_backend):
@@ -58,13 +59,14 @@ def test_bf16_operator_equals_numpy_path(rng, cpu_backend):
     q, k, v = qkv[:, :, 0], qkv[:, :, 1, :2], qkv[:, :, 2, :2]
     want, want_lse = zyfa.flash_attn_func(q, k, v, causal=True, return_lse=True)
     tq = as_torch(qkv)
-    out, lse = fwd(tq[:, :, 0], tq[:, :, 1, :2], tq[:, :, 2, :2], None, None, None, [NOT_GIVEN] * 3, 0.0, False, True)
+    out, lse = fwd(tq[:, :, 0], tq[:, :, 1, :2], tq[:, :, 2, :2], None, None, None, [NOT_GIVEN] * 3, 0.0, False, True,
+                   DEFAULT)
     assert out.shape == (2, 70, 4, 128) and lse.shape == (2, 4, 70)
     np.testing.assert_array_equal(as_numpy(out), want)
     np.testing.assert_array_equal(lse.numpy(), want_lse)
     to_bhsd = lambda t: t.transpose(1, 2)
     out_bhsd, empty = fwd(to_bhsd(tq[:, :, 0]), to_bhsd(tq[:, :, 1, :2]), to_bhsd(tq[:, :, 2, :2]), None, None, None,
-                          [NOT_GIVEN] * 3, 0.0, True, False)
+                          [NOT_GIVEN] * 3, 0.0, True, False, DEFAULT)
     assert empty.numel() == 0
     np.testing.assert_array_equal(as_numpy(out_bhsd.transpose(1, 2).contiguous()), want)
 
@@ -83,9 +85,10 @@ def test_fp8_operator_descale_forms_equal_numpy_path(rng, cpu_backend):
         assert tdescale.shape == (1,) and tdescale.item() == descale[0]
     q8, k8, v8 = (c for c, _ in torch_quantized)
     descales = [s for _, s in torch_quantized]
-    one_element, _ = fwd(q8, k8, v8, *descales, [NOT_GIVEN] * 3, 0.0, False, False)
-    expanded, _ = fwd(q8, k8, v8, *(s.expand(batch, nheads_k) for s in descales), [NOT_GIVEN] * 3, 0.0, False, False)
-    values, _ = fwd(q8, k8, v8, None, None, None, [s.item() for s in descales], 0.0, False, False)
+    one_element, _ = fwd(q8, k8, v8, *descales, [NOT_GIVEN] * 3, 0.0, False, False, DEFAULT)
+    expanded, _ = fwd(q8, k8, v8, *(s.expand(batch, nheads_k) for s in descales), [NOT_GIVEN] * 3, 0.0, False, False,
+                      DEFAULT)
+    values, _ = fwd(q8, k8, v8, None, None, None, [s.item() for s in descales], 0.0, False, False, DEFAULT)
     for out in (one_element, expanded, values):
         np.testing.assert_array_equal(as_numpy(out), want)
 
@@ -94,8 +97,23 @@ def test_missing_fp8_descale_is_the_librarys_error(rng, cpu_backend):
     fwd, _ = cpu_backend
     q8 = as_torch(np.full((1, 16, 1, 128), 0x38, dtype=np.uint8))
     with pytest.raises(zyfa.ZyfaError) as info:
-        fwd(q8, q8, q8, None, None, None, [1.0, 1.0, NOT_GIVEN], 0.0, False, False)
+        fwd(q8, q8, q8, None, None, None, [1.0, 1.0, NOT_GIVEN], 0.0, False, False, DEFAULT)
     assert info.value.status is zyfa.Status.BAD_DESCALE and "v_descale" in info.value.message
+
+
+def test_fp8_operator_p_rounding_equals_numpy_path(rng, cpu_backend):
+    fwd, _ = cpu_backend
+    quantized = [zyfa.fp8_quantize(random_bf16(rng, (1, 24, 2, 128))) for _ in range(3)]
+    codes = [as_torch(c) for c, _ in quantized]
+    values = [float(s[0]) for _, s in quantized]
+    outs = {}
+    for p_rounding, code in (("default", DEFAULT), ("lean", LEAN), ("exact", EXACT)):
+        outs[p_rounding] = as_numpy(fwd(*codes, None, None, None, values, 0.0, False, False, code)[0])
+        want = zyfa.flash_attn_func(*(c for c, _ in quantized), causal=True, q_descale=values[0],
+                                    k_descale=values[1], v_descale=values[2], p_rounding=p_rounding)
+        np.testing.assert_array_equal(outs[p_rounding], want)
+    np.testing.assert_array_equal(outs["lean"], outs["default"])
+    assert not np.array_equal(outs["exact"], outs["default"])
 
 
 def test_compile_traces_the_public_functions_into_one_graph():
@@ -109,7 +127,8 @@ def test_compile_traces_the_public_functions_into_one_graph():
     def layer(q, k, v):
         out, lse = zyfa.flash_attn_func(q, k, v, causal=True, return_lse=True)
         (q8, qs), (k8, ks) = zyfa.fp8_quantize(q), zyfa.fp8_quantize(k, rotation="hadamard", seed=3)
-        out8 = zyfa.flash_attn_func(q8, k8, k8, causal=True, q_descale=qs, k_descale=ks.expand(2, 2), v_descale=0.5)
+        out8 = zyfa.flash_attn_func(q8, k8, k8, causal=True, q_descale=qs, k_descale=ks.expand(2, 2), v_descale=0.5,
+                                    p_rounding="exact")
         packed = zyfa.flash_attn_qkvpacked_func(torch.stack([q[:, :, :2], k, v], dim=2), causal=True,
                                                 return_attn_probs=True)
         cu = torch.arange(0, 3 * 64, 64, device=q.device, dtype=torch.int32)

@@ -2,6 +2,9 @@
 shapes, dtypes and plain values are read here, so the same checks run eagerly and under torch.compile."""
 from collections import namedtuple
 
+from . import _abi
+from .errors import Status, ZyfaValueError
+
 # Tensor base pointers and the strides of dimensions longer than one must be multiples of this many bytes.
 TENSOR_ALIGNMENT_BYTES = 16
 
@@ -9,6 +12,10 @@ TENSOR_ALIGNMENT_BYTES = 16
 NO_WINDOW = ((-1, -1), (-1, 0), (None, None))
 
 LAYOUTS = ("bshd", "bhsd")
+
+# p_rounding= of the FP8 entry points, and the zyfa_p_rounding each names.
+P_ROUNDINGS = {"default": _abi.ZYFA_P_ROUNDING_DEFAULT, "lean": _abi.ZYFA_P_ROUNDING_LEAN,
+               "exact": _abi.ZYFA_P_ROUNDING_EXACT}
 
 # The shape of one call, from the tensors.
 Dims = namedtuple("Dims", "batch seqlen nheads nheads_k d_qk d_v")
@@ -47,6 +54,16 @@ def check_layout(name, layout):
     if not isinstance(layout, str) or layout.lower() not in LAYOUTS:
         raise ValueError(f"{name}: layout={layout!r}: must be 'bshd' or 'bhsd'")
     return layout.lower() == "bhsd"
+
+
+def p_rounding(name, value):
+    """The zyfa_p_rounding of p_rounding="default" | "lean" | "exact" (FP8's P rounding to e4m3). A name
+    outside them is refused here, in the library's terms (BAD_ARGUMENT); the library itself refuses "lean"
+    at d_qk = 192 and anything but "default" with BF16 inputs."""
+    if isinstance(value, str) and value.lower() in P_ROUNDINGS:
+        return P_ROUNDINGS[value.lower()]
+    raise ZyfaValueError(Status.BAD_ARGUMENT,
+                         f"{name}: p_rounding={value!r}: must be 'default', 'lean' or 'exact'")
 
 
 def dims(name, q, k, v, bhsd):

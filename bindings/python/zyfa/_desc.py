@@ -12,13 +12,13 @@ Operand = namedtuple("Operand", "ptr strides")
 Descale = namedtuple("Descale", "value ptr batch_stride head_stride")
 
 
-def attn_desc(fp8, d, q, k, v, out, lse_ptr, softmax_scale, descales):
+def attn_desc(fp8, d, q, k, v, out, lse_ptr, softmax_scale, descales, p_rounding):
     desc = _abi.zyfa_attn_desc(
         dtype=_abi.ZYFA_DTYPE_FP8_E4M3 if fp8 else _abi.ZYFA_DTYPE_BF16,
         layout=_abi.ZYFA_LAYOUT_STRIDED,
         batch=d.batch, seqlen=d.seqlen, nheads=d.nheads, nheads_k=d.nheads_k, d_qk=d.d_qk, d_v=d.d_v,
         q=q.ptr, k=k.ptr, v=v.ptr, out=out.ptr, lse=lse_ptr or None,
-        softmax_scale=softmax_scale,
+        softmax_scale=softmax_scale, p_rounding=p_rounding,
         q_strides=_abi.zyfa_strides(*q.strides), k_strides=_abi.zyfa_strides(*k.strides),
         v_strides=_abi.zyfa_strides(*v.strides), out_strides=_abi.zyfa_strides(*out.strides))
     desc.q_descale, desc.k_descale, desc.v_descale = (_descale(x) for x in descales)

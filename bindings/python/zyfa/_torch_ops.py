@@ -70,9 +70,9 @@ def _prepare_once(desc, key, stream):
 @torch.library.custom_op("zyfa::fwd", mutates_args=(), device_types="cuda")
 def fwd(q: Tensor, k: Tensor, v: Tensor, q_descale: Optional[Tensor], k_descale: Optional[Tensor],
         v_descale: Optional[Tensor], descale_values: List[float], softmax_scale: float, bhsd: bool,
-        return_lse: bool) -> Tuple[Tensor, Tensor]:
+        return_lse: bool, p_rounding: int) -> Tuple[Tensor, Tensor]:
     """Causal attention. Each descale comes from its tensor, or else from descale_values (NaN: not given,
-    which BF16 needs and FP8 refuses)."""
+    which BF16 needs and FP8 refuses). p_rounding is a zyfa_p_rounding value (0: default)."""
     fp8 = q.dtype == torch.float8_e4m3fn
     d = _args.dims("zyfa::fwd", q, k, v, bhsd)
     out, lse = _outputs(q, v, bhsd, return_lse)
@@ -80,16 +80,17 @@ def fwd(q: Tensor, k: Tensor, v: Tensor, q_descale: Optional[Tensor], k_descale:
     out_operand = _desc.Operand(out.data_ptr(), tuple(_logical(out, bhsd).stride()[:3]))
     descales = [_descale(t, value, d) for t, value in zip((q_descale, k_descale, v_descale), descale_values)]
     desc = _desc.attn_desc(fp8, d, *(o for _, o in operands), out_operand,
-                           lse.data_ptr() if return_lse else None, softmax_scale, descales)
+                           lse.data_ptr() if return_lse else None, softmax_scale, descales, p_rounding)
     with torch.cuda.device(q.device):
         stream = torch.cuda.current_stream(q.device).cuda_stream
-        _prepare_once(desc, (q.device.index, fp8, d), stream)
+        # p_rounding picks the FP8 kernel (lean or exact P), so it is part of what prepare loads.
+        _prepare_once(desc, (q.device.index, fp8, d, p_rounding), stream)
         _lib.check(_lib.lib().zyfa_attn_fwd(_desc.byref(desc), ctypes.c_void_p(stream)))
     return out, lse
 
 
 @fwd.register_fake
-def _fwd_fake(q, k, v, q_descale, k_descale, v_descale, descale_values, softmax_scale, bhsd, return_lse):
+def _fwd_fake(q, k, v, q_descale, k_descale, v_descale, descale_values, softmax_scale, bhsd, return_lse, p_rounding):
     return _outputs(q, v, bhsd, return_lse)
 
 

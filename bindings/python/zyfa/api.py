@@ -1,6 +1,6 @@
 """flash-attn's functions over zyfa. NumPy arrays run on the CPU backend; PyTorch CUDA tensors run on the
 GPU through the torch.ops.zyfa.fwd operator. Arguments follow flash-attn 2 (see README, "Differences
-from flash-attn"); the ZYFA extras (descales, return_lse, layout) are keyword-only."""
+from flash-attn"); the ZYFA extras (descales, p_rounding, return_lse, layout) are keyword-only."""
 import numpy as np
 
 from . import _args, host
@@ -24,70 +24,77 @@ def _backend(name, x):
     raise TypeError(f"{name}: expected NumPy arrays (CPU backend) or PyTorch CUDA tensors, got {type(x).__name__}")
 
 
-def _attention(name, q, k, v, softmax_scale, bhsd, descales, return_lse):
-    """(out, lse or None) in the layout of the inputs."""
+def _attention(name, q, k, v, softmax_scale, bhsd, descales, return_lse, p_rounding):
+    """(out, lse or None) in the layout of the inputs; p_rounding is a zyfa_p_rounding value."""
     if _backend(name, q) == "numpy":
-        return host.attention(name, q, k, v, softmax_scale, bhsd, descales, return_lse)
+        return host.attention(name, q, k, v, softmax_scale, bhsd, descales, return_lse, p_rounding)
     _torch_ops.check_inputs(name, q, k, v)
     _args.dims(name, q, k, v, bhsd)
     tensors, values = _torch_ops.descale_arguments(name, q, descales)
-    out, lse = _torch_ops.fwd(q, k, v, *tensors, values, softmax_scale, bhsd, return_lse)
+    out, lse = _torch_ops.fwd(q, k, v, *tensors, values, softmax_scale, bhsd, return_lse, p_rounding)
     return out, (lse if return_lse else None)
 
 
-def _flash_attn(name, flash_args, q, k, v, descales, return_lse, return_attn_probs, bhsd=False):
+def _flash_attn(name, flash_args, q, k, v, descales, p_rounding, return_lse, return_attn_probs, bhsd=False):
     """flash-attn's argument rules, the call, and flash-attn's return form."""
     scale = _args.check_flash_attn_args(name, *flash_args)
-    out, lse = _attention(name, q, k, v, scale, bhsd, descales, bool(return_lse or return_attn_probs))
+    p_rounding = _args.p_rounding(name, p_rounding)
+    out, lse = _attention(name, q, k, v, scale, bhsd, descales, bool(return_lse or return_attn_probs), p_rounding)
     return _args.result(out, lse, return_lse, return_attn_probs)
 
 
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                     alibi_slopes=None, deterministic=False, return_attn_probs=False, *, q_descale=None,
-                    k_descale=None, v_descale=None, return_lse=False, layout="bshd"):
+                    k_descale=None, v_descale=None, p_rounding="default", return_lse=False, layout="bshd"):
     """Causal attention of q (batch, seqlen, nheads, d_qk) over k (.., nheads_k, d_qk) and v (.., nheads_k,
     d_v); (batch, heads, seqlen, dim) with layout="bhsd". BF16 inputs, or FP8 e4m3 with one descale per
-    tensor: a float, a one-element float32 tensor, or one of shape (batch, nheads_k). Output BF16; with
+    tensor: a float, a one-element float32 tensor, or one of shape (batch, nheads_k). p_rounding (FP8 only)
+    rounds the softmax probabilities to e4m3: "default" (lean at d_qk = 128, exact at 192), "lean" (d_qk =
+    128 only; fewer instructions) or "exact" (about 1.45x lower error at d = 128). Output BF16; with
     return_lse=True also the (batch, nheads, seqlen) natural-log LSE, and with return_attn_probs=True
     (out, lse, None). Outputs are deterministic (`deterministic` is accepted and always holds)."""
     name = "flash_attn_func"
     bhsd = _args.check_layout(name, layout)
     return _flash_attn(name, (dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes), q, k, v,
-                       (q_descale, k_descale, v_descale), return_lse, return_attn_probs, bhsd)
+                       (q_descale, k_descale, v_descale), p_rounding, return_lse, return_attn_probs, bhsd)
 
 
 def flash_attn_qkvpacked_func(qkv, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
                               softcap=0.0, alibi_slopes=None, deterministic=False, return_attn_probs=False, *,
-                              q_descale=None, k_descale=None, v_descale=None, return_lse=False):
+                              q_descale=None, k_descale=None, v_descale=None, p_rounding="default",
+                              return_lse=False):
     """qkv of shape (batch, seqlen, 3, nheads, d): q, k and v read in place as strided slices."""
     name = "flash_attn_qkvpacked_func"
     if len(qkv.shape) != 5 or qkv.shape[2] != 3:
         raise ValueError(f"{name}: qkv has shape {tuple(qkv.shape)}; expected (batch, seqlen, 3, nheads, head_dim)")
     return _flash_attn(name, (dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes), qkv[:, :, 0],
-                       qkv[:, :, 1], qkv[:, :, 2], (q_descale, k_descale, v_descale), return_lse, return_attn_probs)
+                       qkv[:, :, 1], qkv[:, :, 2], (q_descale, k_descale, v_descale), p_rounding, return_lse,
+                       return_attn_probs)
 
 
 def flash_attn_kvpacked_func(q, kv, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
                              softcap=0.0, alibi_slopes=None, deterministic=False, return_attn_probs=False, *,
-                             q_descale=None, k_descale=None, v_descale=None, return_lse=False):
+                             q_descale=None, k_descale=None, v_descale=None, p_rounding="default",
+                             return_lse=False):
     """q (batch, seqlen, nheads, d) and kv (batch, seqlen, 2, nheads_k, d)."""
     name = "flash_attn_kvpacked_func"
     if len(kv.shape) != 5 or kv.shape[2] != 2:
         raise ValueError(f"{name}: kv has shape {tuple(kv.shape)}; expected (batch, seqlen, 2, nheads_k, head_dim)")
     return _flash_attn(name, (dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes), q, kv[:, :, 0],
-                       kv[:, :, 1], (q_descale, k_descale, v_descale), return_lse, return_attn_probs)
+                       kv[:, :, 1], (q_descale, k_descale, v_descale), p_rounding, return_lse, return_attn_probs)
 
 
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
                            softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                            deterministic=False, return_attn_probs=False, block_table=None, *, q_descale=None,
-                           k_descale=None, v_descale=None, return_lse=False):
+                           k_descale=None, v_descale=None, p_rounding="default", return_lse=False):
     """q (total, nheads, d), k and v (total, nheads_k, d) holding sequences of one common length
     max_seqlen_q = max_seqlen_k. cu_seqlens are checked to be 0, L, 2L, ... in eager calls (reading them
     waits for the GPU), and trusted under torch.compile and CUDA graph capture. The LSE has flash-attn 2's
     varlen shape (nheads, total)."""
     name = "flash_attn_varlen_func"
     scale = _args.check_flash_attn_args(name, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes)
+    p_rounding = _args.p_rounding(name, p_rounding)
     if block_table is not None:
         raise ValueError(f"{name}: block_table: paged KV caches are not supported")
     if int(max_seqlen_q) != int(max_seqlen_k):
@@ -109,7 +116,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
 
     want_lse = bool(return_lse or return_attn_probs)
     out, lse = _attention(name, sequences(q), sequences(k), sequences(v), scale, False,
-                          (q_descale, k_descale, v_descale), want_lse)
+                          (q_descale, k_descale, v_descale), want_lse, p_rounding)
     out = out.reshape(batch * seqlen, *out.shape[2:])
     if lse is not None:
         # (batch, nheads, seqlen) -> (nheads, batch * seqlen)

@@ -59,8 +59,9 @@ def _descale(name, which, x, d, keep):
     return _desc.Descale(0.0, a.ctypes.data, batch_stride, head_stride)
 
 
-def attention(name, q, k, v, softmax_scale, bhsd, descales, return_lse):
-    """One causal attention on the CPU backend; returns (out, lse or None)."""
+def attention(name, q, k, v, softmax_scale, bhsd, descales, return_lse, p_rounding):
+    """One causal attention on the CPU backend; returns (out, lse or None). p_rounding is a
+    zyfa_p_rounding value."""
     kinds = {_storage(name, w, a) for w, a in (("q", q), ("k", k), ("v", v))}
     if len(kinds) > 1:
         raise TypeError(f"{name}: q, k and v must share one dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
@@ -83,7 +84,7 @@ def attention(name, q, k, v, softmax_scale, bhsd, descales, return_lse):
     descale_args = [None if x is None else _descale(name, w, x, d, keep)
                     for w, x in zip(("q_descale", "k_descale", "v_descale"), descales)]
     desc = _desc.attn_desc(fp8, d, *operands, out_operand, lse.ctypes.data if lse is not None else None,
-                           softmax_scale, descale_args)
+                           softmax_scale, descale_args, p_rounding)
     _lib.check(_lib.lib().zyfa_attn_fwd_host(_desc.byref(desc)))
     return out, lse
 
