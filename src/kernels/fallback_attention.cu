@@ -174,7 +174,7 @@ struct RowState {
 template <bool kFp8, int kDqk>
 __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, int64_t h, int64_t tile) {
   using L = SmemLayout<kDqk>;
-  const bool lean_p = nx::uses_lean_p(kDqk);  // a compile-time constant once inlined
+  const bool lean_p = p.lean_p;  // p_rounding as validation resolved it (uniform over the grid)
   constexpr int64_t kElemBytes = kFp8 ? 1 : 2;
   __nv_bfloat16 *q_s = smem;
   __nv_bfloat16 *k_s = q_s + L::kQElems;

@@ -249,6 +249,12 @@ std::vector<AttentionShape> accuracy_shapes() {
       shapes.push_back(attention_shape(dtype, d, 1, 1000, 16, 2, Layout::kBSHD, true));          // GQA 8:1
       shapes.push_back(attention_shape(dtype, d, 1, 4097, 4, 1, Layout::kBHSD));                 // MQA, odd tail
     }
+  // Exact P at d = 128 on request (p_rounding): the kernel must follow the problem, not the head dim.
+  for (int64_t s : {300, 1000}) {
+    AttentionShape sh = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 1, s, 4, 2, Layout::kBSHD, true);
+    sh.p_rounding = ZYFA_P_ROUNDING_EXACT;
+    shapes.push_back(sh);
+  }
   return shapes;
 }
 
