@@ -69,7 +69,7 @@ class Emitter {
 
   // ---- stages, in the order the schedule runs them
   void thread_constants();                          // fp8_attention_setup.cpp
-  void tile_setup(Reg batch, Reg head, Reg tile);   // fp8_attention_setup.cpp
+  void tile_setup();                                // fp8_attention_setup.cpp (batch, head, tile set)
   void issue_q();                                   // fp8_attention_load.cpp
   void issue_kv(Reg key0);                          // fp8_attention_load.cpp
   void widen_q();                                   // fp8_attention_load.cpp
@@ -107,7 +107,8 @@ class Emitter {
 
   // ---- per key block
   std::array<std::array<Reg, 4>, kScoreTiles> s;
-  std::array<Reg, 2> bmax, shift, unscale;
+  std::array<Reg, 2> unscale;
+  std::array<Reg, 2> code_offset, exp_bias;  // the block's lean code offset or exact exponent bias, per row
   std::array<std::array<Reg, 4>, kPvSteps> p;  // A fragments of P V
   std::array<std::array<Reg, 4>, kAccTiles> acc;  // output columns of one half
   std::array<Reg, 4> rowsum;                      // the row sums of P (ones-column MMA, first half)

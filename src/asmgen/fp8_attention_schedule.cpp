@@ -18,7 +18,7 @@
 #include "asmgen/fp8_attention.hpp"
 
 #include "asmgen/fp8_attention_emitter.hpp"
-#include "kernels/job.h"
+#include "asmgen/fp8_recurrence.hpp"
 
 namespace zyfa::asmgen {
 
@@ -37,121 +37,77 @@ Program build_fp8_attention(const Variant &v) {
 
   e.thread_constants();
 
-  // ---- the persistent job loop
+  // ---- the persistent job loop; per query tile: heads, base addresses, descales, O, m, l, and the copies of Q
+  // and key block 0. The raw buffers are free here: the previous tile consumed them before its last block's
+  // second barrier, which every warp has passed.
   const Reg job_index = b.reg(Type::kS32, "job_index");
-  const Reg job_index_u = b.temp(Type::kU32, "ctaid");
-  b.read_special(job_index_u, Special::kCtaidX);
-  b.mov(job_index, job_index_u);
-  const Reg grid = b.reg(Type::kU32, "grid");
-  b.read_special(grid, Special::kNctaidX);
-  const Reg job_batch = b.reg(Type::kS32, "job_batch");
-  const Reg job_head = b.reg(Type::kS32, "job_head");
-  const Reg tile_now = b.reg(Type::kS32, "tile_now");
   const Reg tile_next = b.reg(Type::kS32, "tile_next");
   const Reg key_block = b.reg(Type::kS32, "key_block");
-  const int job_loop = b.new_label("JOB_LOOP");
-  const int tile_start = b.new_label("TILE");
   const int key_loop = b.new_label("KEY_LOOP");
   const int after_q = b.new_label("AFTER_Q");
   const int after_prefetch = b.new_label("AFTER_PREFETCH");
   const int after_mask = b.new_label("AFTER_MASK");
-  const int next_job = b.new_label("NEXT_JOB");
-  const int done = b.new_label("DONE");
+  emit_job_loop(b, {job_index, e.batch, e.head, e.tile, tile_next, e.kv_head}, [&] {
+    e.tile_setup();
+    e.init_row_state();
+    b.mov(key_block, imm(0));
+    e.issue_q();
+    const Reg first_key0 = b.temp(Type::kS32, "first_key0");
+    b.mov(first_key0, imm(0));
+    e.issue_kv(first_key0);
+    b.cp_async_commit();
 
-  b.place(job_loop);
-  {
-    const Reg finished = b.temp(Type::kPred, "no_more_jobs");
-    b.setp(finished, Cmp::kGe, Type::kS32, job_index, e.param(Type::kS32, offsetof(P, n_jobs), "n_jobs"));
-    auto g = b.when(finished);
-    b.bra(done);
-  }
-  const Reg job_addr = b.temp(Type::kU64, "job_addr");
-  const Reg job_index64 = b.temp(Type::kS64, "job_index64");
-  b.cvt(job_index64, job_index, Type::kS32, Round::kNone);
-  b.mad_lo(job_addr, job_index64, imm(int64_t(sizeof(Job))), e.param(Type::kU64, offsetof(P, jobs), "jobs"));
-  static_assert(offsetof(Job, batch) == 0 && offsetof(Job, head) == 4 && offsetof(Job, tile_first) == 8 &&
-                    offsetof(Job, tile_second) == 12,
-                "one v4 load reads a Job");
-  b.ld_global({job_batch, job_head, tile_now, tile_next}, job_addr, 0, /*non_coherent=*/true);
-
-  // ---- one query tile. The raw buffers are free here: the previous tile consumed them before its last
-  // block's second barrier, which every warp has passed.
-  b.place(tile_start);
-  e.tile_setup(job_batch, job_head, tile_now);
-  e.init_row_state();
-  b.mov(key_block, imm(0));
-  e.issue_q();
-  const Reg first_key0 = b.temp(Type::kS32, "first_key0");
-  b.mov(first_key0, imm(0));
-  e.issue_kv(first_key0);
-  b.cp_async_commit();
-
-  // ---- the key loop: the steady state
-  b.place(key_loop);
-  b.cp_async_wait(0);
-  b.bar_sync(0);  // block kb has landed, and every warp is done reading block kb - 1's K and V (and Q)
-  {
-    const Reg later_block = b.temp(Type::kPred, "later_block");
-    b.setp(later_block, Cmp::kNe, Type::kS32, key_block, imm(0));
-    auto g = b.when(later_block);
-    b.bra(after_q);
-  }
-  e.widen_q();
-  b.place(after_q);
-  e.widen_kv();
-  b.bar_sync(0);  // K and V (and Q) are f16 rows; the raw buffers are free again
-  {
-    const Reg last_block = b.temp(Type::kPred, "last_block");
-    b.setp(last_block, Cmp::kGe, Type::kS32, key_block, e.tile);
-    auto g = b.when(last_block);
-    b.bra(after_prefetch);
-  }
-  const Reg next_key0 = b.temp(Type::kS32, "next_key0");
-  b.shl(next_key0, key_block, imm(7));
-  b.add(next_key0, next_key0, imm(numerics::kKeyBlock));
-  static_assert(numerics::kKeyBlock == 1 << 7, "key0 = key_block << 7");
-  e.issue_kv(next_key0);  // in flight during this block's work
-  b.cp_async_commit();
-  b.place(after_prefetch);
-  e.scores();
-  {
-    const Reg off_diagonal = b.temp(Type::kPred, "off_diagonal");
-    b.setp(off_diagonal, Cmp::kNe, Type::kS32, key_block, e.tile);
-    auto g = b.when(off_diagonal);
-    b.bra(after_mask);
-  }
-  e.mask_diagonal();
-  b.place(after_mask);
-  e.block_max_and_rescale();
-  e.p_codes();
-  for (int half = 0; half < fp8::kPvHalves; ++half) {
-    e.pv(half);
-    e.fold(half);
-  }
-  b.add(key_block, key_block, imm(1));
-  {
-    const Reg more = b.temp(Type::kPred, "more_keys");
-    b.setp(more, Cmp::kLe, Type::kS32, key_block, e.tile);
-    auto g = b.when(more);
-    b.bra(key_loop);
-  }
-  e.epilogue();
-
-  // ---- the job's second tile, then the next job
-  {
-    const Reg single = b.temp(Type::kPred, "no_second_tile");
-    b.setp(single, Cmp::kEq, Type::kS32, tile_next, imm(kNoTile));
-    auto g = b.when(single);
-    b.bra(next_job);
-  }
-  b.mov(tile_now, tile_next);
-  b.mov(tile_next, imm(kNoTile));
-  b.bra(tile_start);
-
-  b.place(next_job);
-  b.add(job_index, job_index, grid);
-  b.bra(job_loop);
-  b.place(done);
+    // ---- the key loop: the steady state
+    b.place(key_loop);
+    b.cp_async_wait(0);
+    b.bar_sync(0);  // block kb has landed, and every warp is done reading block kb - 1's K and V (and Q)
+    {
+      const Reg later_block = b.temp(Type::kPred, "later_block");
+      b.setp(later_block, Cmp::kNe, Type::kS32, key_block, imm(0));
+      auto g = b.when(later_block);
+      b.bra(after_q);
+    }
+    e.widen_q();
+    b.place(after_q);
+    e.widen_kv();
+    b.bar_sync(0);  // K and V (and Q) are f16 rows; the raw buffers are free again
+    {
+      const Reg last_block = b.temp(Type::kPred, "last_block");
+      b.setp(last_block, Cmp::kGe, Type::kS32, key_block, e.tile);
+      auto g = b.when(last_block);
+      b.bra(after_prefetch);
+    }
+    const Reg next_key0 = b.temp(Type::kS32, "next_key0");
+    b.shl(next_key0, key_block, imm(7));
+    b.add(next_key0, next_key0, imm(numerics::kKeyBlock));
+    static_assert(numerics::kKeyBlock == 1 << 7, "key0 = key_block << 7");
+    e.issue_kv(next_key0);  // in flight during this block's work
+    b.cp_async_commit();
+    b.place(after_prefetch);
+    e.scores();
+    {
+      const Reg off_diagonal = b.temp(Type::kPred, "off_diagonal");
+      b.setp(off_diagonal, Cmp::kNe, Type::kS32, key_block, e.tile);
+      auto g = b.when(off_diagonal);
+      b.bra(after_mask);
+    }
+    e.mask_diagonal();
+    b.place(after_mask);
+    e.block_max_and_rescale();
+    e.p_codes();
+    for (int half = 0; half < fp8::kPvHalves; ++half) {
+      e.pv(half);
+      e.fold(half);
+    }
+    b.add(key_block, key_block, imm(1));
+    {
+      const Reg more = b.temp(Type::kPred, "more_keys");
+      b.setp(more, Cmp::kLe, Type::kS32, key_block, e.tile);
+      auto g = b.when(more);
+      b.bra(key_loop);
+    }
+    e.epilogue();
+  });
   b.exit();
   return prog;
 }

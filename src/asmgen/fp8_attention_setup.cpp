@@ -4,6 +4,7 @@
 
 #include "asmgen/fp8_attention_emitter.hpp"
 #include "asmgen/fp8_descale.hpp"
+#include "asmgen/fp8_recurrence.hpp"
 
 namespace zyfa::asmgen::fp8 {
 
@@ -48,8 +49,6 @@ Emitter::Emitter(Program &program, const Variant &v) : b(program), variant(v), l
     diag_limit[r] = b.reg(Type::kS32, indexed("diag_limit", r));
     m[r] = b.reg(Type::kF32, indexed("m", r));
     l[r] = b.reg(Type::kF32, indexed("l", r));
-    bmax[r] = b.reg(Type::kF32, indexed("bmax", r));
-    shift[r] = b.reg(Type::kS32, indexed("shift", r));
     unscale[r] = b.reg(Type::kF32, indexed("unscale", r));
   }
   for (int j = 0; j < kOutTiles; ++j)
@@ -63,11 +62,7 @@ Emitter::Emitter(Program &program, const Variant &v) : b(program), variant(v), l
   for (int e = 0; e < 4; ++e) rowsum[e] = b.reg(Type::kF32, indexed("rowsum", e));
 }
 
-Reg Emitter::param(Type type, size_t offset, const char *name) {
-  const Reg r = b.temp(type, name);
-  b.ld_param(r, int(offset));
-  return r;
-}
+Reg Emitter::param(Type type, size_t offset, const char *name) { return load_param(b, type, offset, name); }
 
 void Emitter::thread_constants() {
   const Reg tid_u = b.temp(Type::kU32, "tid_u");
@@ -140,12 +135,8 @@ void head_address(Emitter &e, Reg addr, size_t base, size_t batch_stride, size_t
 
 }  // namespace
 
-void Emitter::tile_setup(Reg job_batch, Reg job_head, Reg job_tile) {
+void Emitter::tile_setup() {
   using P = Fp8AttentionParams;
-  b.mov(batch, job_batch);
-  b.mov(head, job_head);
-  b.mov(tile, job_tile);
-  b.div(kv_head, head, param(Type::kS32, offsetof(P, group), "group"));
   b.shl(row0, tile, imm(7));
   static_assert(nx::kQueryTile == 1 << 7, "row0 = tile << 7");
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "asmgen/fp8_attention_emitter.hpp"
+#include "asmgen/fp8_recurrence.hpp"
 
 namespace zyfa::asmgen::fp8 {
 namespace {
@@ -13,8 +14,6 @@ namespace {
 constexpr int row_of(int element) { return element / 2; }
 // prmt selector {a.byte0, b.byte0, a.byte0, a.byte0}: two codes side by side in the low half.
 constexpr int kLowBytesOfTwo = 0x0040;
-// e4m3 code of p = 2^x, x <= 0: 8 x + 56 rounded; kRoundMagic leaves rint in the low mantissa bits.
-constexpr float kMagic = nx::kRoundMagic;
 
 }  // namespace
 
@@ -40,49 +39,13 @@ void Emitter::mask_diagonal() {
 
 void Emitter::block_max_and_rescale() {
   const float tau = nx::lazy_rescale_threshold(/*fp8=*/true, variant.d_qk);
-  std::array<Reg, 2> need, alpha;
+  std::array<Reg, 2> need, alpha, bmax;
   for (int r = 0; r < 2; ++r) {
-    // Max over the thread's 32 scores of the row (a tree, for independent FMNMX), then over the quad.
-    std::vector<Reg> level;
-    for (int j = 0; j < kScoreTiles; ++j) {
-      const Reg x = b.temp(Type::kF32, "rmax");
-      b.max(x, s[size_t(j)][size_t(2 * r)], s[size_t(j)][size_t(2 * r + 1)]);
-      level.push_back(x);
-    }
-    while (level.size() > 1) {
-      std::vector<Reg> next;
-      for (size_t i = 0; i + 1 < level.size(); i += 2) {
-        const Reg x = b.temp(Type::kF32, "rmax");
-        b.max(x, level[i], level[i + 1]);
-        next.push_back(x);
-      }
-      level = next;
-    }
-    const Reg mx = level[0];
-    for (int lane_mask : {1, 2}) {
-      const Reg other = b.temp(Type::kF32, "rmax_other");
-      b.shfl_bfly(other, mx, lane_mask);
-      b.max(mx, mx, other);
-    }
-    b.mul(bmax[size_t(r)], c, mx);
-
-    // Lazy rescale: only when bmax passes m + tau; the new reference max is bmax rounded up to 1/8, so that
-    // 8 m stays an integer code offset.
-    need[size_t(r)] = b.temp(Type::kPred, "need_rescale");
-    const Reg threshold = b.temp(Type::kF32, "rescale_threshold");
-    b.add(threshold, m[size_t(r)], f32(tau));
-    b.setp(need[size_t(r)], Cmp::kGt, Type::kF32, bmax[size_t(r)], threshold);
-    const Reg m_new = b.temp(Type::kF32, "m_new");
-    b.mul(m_new, bmax[size_t(r)], f32(float(nx::kE4m3CodesPerBinade)));
-    b.cvt(m_new, m_new, Type::kF32, Round::kRpi);
-    b.mul(m_new, m_new, f32(1.0f / float(nx::kE4m3CodesPerBinade)));
-    const Reg diff = b.temp(Type::kF32, "m_diff");
-    b.sub(diff, m[size_t(r)], m_new);
-    const Reg a = b.temp(Type::kF32, "alpha_exp");
-    b.ex2(a, diff);
-    alpha[size_t(r)] = b.temp(Type::kF32, "alpha");
-    b.selp(alpha[size_t(r)], a, f32(1.0f), need[size_t(r)]);
-    b.selp(m[size_t(r)], m_new, m[size_t(r)], need[size_t(r)]);
+    std::vector<Reg> row;
+    for (int j = 0; j < kScoreTiles; ++j)
+      for (int e = 0; e < 2; ++e) row.push_back(s[size_t(j)][size_t(2 * r + e)]);
+    bmax[size_t(r)] = emit_block_max(b, row, c);
+    need[size_t(r)] = emit_lazy_rescale(b, m[size_t(r)], bmax[size_t(r)], tau, &alpha[size_t(r)]);
   }
   // O and l scale only in warps where some row moved (alpha = 1 elsewhere is exact): a warp-uniform branch.
   const Reg either = b.temp(Type::kPred, "need_either");
@@ -99,74 +62,36 @@ void Emitter::block_max_and_rescale() {
   for (int r = 0; r < 2; ++r) b.mul(l[size_t(r)], l[size_t(r)], alpha[size_t(r)]);
   b.place(skip);
 
-  // Per-block scaling (numerics.h). Lean P: an integer shift (numerics::fp8_block_shift) puts the block's
-  // largest code in (112, 120] and 2^-shift folds it back exactly. Exact P: the block max becomes exactly
-  // 2^H and ex2 of numerics::fp8_exact_p_unscale_log2 folds it back.
+  // Per-block scaling (numerics.h): the lean code offset (an integer shift, folded back by 2^-shift) or
+  // the exact exponent bias (the block max becomes exactly 2^H), and the unscale that folds the block back.
   for (int r = 0; r < 2; ++r) {
-    if (!variant.lean_p) {
-      const Reg x = b.temp(Type::kF32, "unscale_log2");
-      b.sub(x, bmax[size_t(r)], m[size_t(r)]);
-      b.sub(x, x, f32(float(nx::kFp8HeadroomBinades)));
-      b.max(x, x, f32(-float(nx::kMaxBlockShift + nx::kFp8HeadroomBinades)));
-      b.ex2(unscale[size_t(r)], x);
-      continue;
-    }
-    const Reg f = b.temp(Type::kF32, "shift_f");
-    b.sub(f, m[size_t(r)], bmax[size_t(r)]);
-    b.cvt(f, f, Type::kF32, Round::kRmi);
-    b.min(f, f, f32(float(nx::kMaxBlockShift)));
-    b.add(f, f, f32(float(nx::kFp8HeadroomBinades)));
-    b.cvt(shift[size_t(r)], f, Type::kF32, Round::kRzi);
-    const Reg bits = b.temp(Type::kS32, "unscale_bits");
-    b.sub(bits, imm(127), shift[size_t(r)]);
-    b.shl(bits, bits, imm(23));
-    const Reg raw = b.temp(Type::kB32, "unscale_raw");
-    b.mov(raw, bits);
-    b.mov(unscale[size_t(r)], raw);  // 2^-shift: a normal float, since shift <= kMaxBlockShift + headroom
+    if (variant.lean_p)
+      code_offset[size_t(r)] = emit_lean_scale(b, m[size_t(r)], bmax[size_t(r)], unscale[size_t(r)]);
+    else
+      exp_bias[size_t(r)] = emit_exact_scale(b, m[size_t(r)], bmax[size_t(r)], unscale[size_t(r)]);
   }
 }
 
 void Emitter::p_codes() {
-  std::array<Reg, 2> code_offset, exp_bias;
-  for (int r = 0; r < 2; ++r) {
-    if (variant.lean_p) {
-      // code = max(rint(s * 8c + (56 + 8 shift - 8 m)), 0): the offset is an integer since m is a
-      // multiple of 1/8, so one FFMA with the magic constant rounds exactly like lean_p_code_host.
-      const Reg base = b.temp(Type::kS32, "code_base");
-      b.mad_lo(base, shift[size_t(r)], imm(nx::kE4m3CodesPerBinade), imm(nx::kE4m3CodeOfOne));
-      const Reg base_f = b.temp(Type::kF32, "code_base_f");
-      b.cvt(base_f, base, Type::kS32, Round::kRn);
-      code_offset[size_t(r)] = b.temp(Type::kF32, "code_offset");
-      b.fma(code_offset[size_t(r)], m[size_t(r)], f32(-float(nx::kE4m3CodesPerBinade)), base_f);
-      b.add(code_offset[size_t(r)], code_offset[size_t(r)], f32(kMagic));
-    } else {
-      // p = exp2(fma(s, c, H - bmax)) (numerics::fp8_exact_p_bias), rounded to e4m3 by the conversion.
-      exp_bias[size_t(r)] = b.temp(Type::kF32, "exp_bias");
-      b.sub(exp_bias[size_t(r)], f32(float(nx::kFp8HeadroomBinades)), bmax[size_t(r)]);
-    }
-  }
-  auto lean_code = [&](int j, int e) {
-    const Reg x = b.temp(Type::kF32, "code");
-    b.fma(x, s[size_t(j)][size_t(e)], c8, code_offset[size_t(row_of(e))]);
-    b.max(x, x, f32(kMagic));  // negative codes (and masked -inf scores) become code 0
-    return x;
-  };
   // The e4m3 codes of elements 2r (low byte) and 2r + 1 of score tile j, as a b16.
   auto code_pair = [&](int j, int r) {
     const Reg pair = b.temp(Type::kB16, "code_pair");
+    std::array<Reg, 2> x;
+    for (int h = 0; h < 2; ++h) {
+      x[size_t(h)] = b.temp(Type::kF32, variant.lean_p ? "code" : "p_exact");
+      const Reg score = s[size_t(j)][size_t(2 * r + h)];
+      if (variant.lean_p)
+        emit_lean_code(b, x[size_t(h)], score, c8, code_offset[size_t(r)]);
+      else
+        emit_exact_p(b, x[size_t(h)], score, c, exp_bias[size_t(r)]);
+    }
     if (variant.lean_p) {
       const Reg both = b.temp(Type::kB32, "codes");
-      b.prmt(both, lean_code(j, 2 * r), lean_code(j, 2 * r + 1), imm(kLowBytesOfTwo));
+      b.prmt(both, x[0], x[1], imm(kLowBytesOfTwo));
       const Reg unused = b.temp(Type::kB16, "codes_high");
       b.unpack16x2(pair, unused, both);
     } else {
-      std::array<Reg, 2> pe;
-      for (int h = 0; h < 2; ++h) {
-        pe[size_t(h)] = b.temp(Type::kF32, "p_exact");
-        b.fma(pe[size_t(h)], s[size_t(j)][size_t(2 * r + h)], c, exp_bias[size_t(r)]);
-        b.ex2(pe[size_t(h)], pe[size_t(h)]);
-      }
-      b.cvt_e4m3x2(pair, pe[1], pe[0]);
+      b.cvt_e4m3x2(pair, x[1], x[0]);
     }
     return pair;
   };

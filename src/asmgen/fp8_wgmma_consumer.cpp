@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "asmgen/fp8_descale.hpp"
+#include "asmgen/fp8_recurrence.hpp"
 #include "asmgen/fp8_wgmma_emitter.hpp"
 
 namespace zyfa::asmgen::fp8w {
@@ -22,7 +23,6 @@ constexpr uint64_t kDescUnit = 16;
 // prmt selectors: {a.byte0, b.byte0, -, -} and {x.bytes 0-1, y.bytes 0-1}.
 constexpr int kLowBytesOfTwo = 0x0040;
 constexpr int kLowHalves = 0x5410;
-constexpr float kMagic = nx::kRoundMagic;
 
 }  // namespace
 
@@ -153,95 +153,21 @@ void WgmmaEmitter::softmax(bool first_block) {
   const float tau = nx::lazy_rescale_threshold(/*fp8=*/true, variant.d_qk);
   std::array<Reg, 2> need, alpha;
   for (int h = 0; h < 2; ++h) {
-    // Block max of the row: a tree over the thread's 32 scores, then over the quad.
-    std::vector<Reg> level;
-    for (int i = 0; i < kChunks; ++i) {
-      const Reg x = b.temp(Type::kF32, "rmax");
-      b.max(x, s[size_t(reg_of(i, h, 0))], s[size_t(reg_of(i, h, 1))]);
-      level.push_back(x);
-    }
-    while (level.size() > 1) {
-      std::vector<Reg> next;
-      for (size_t i = 0; i + 1 < level.size(); i += 2) {
-        const Reg x = b.temp(Type::kF32, "rmax");
-        b.max(x, level[i], level[i + 1]);
-        next.push_back(x);
-      }
-      level = next;
-    }
-    const Reg mx = level[0];
-    for (int lane_mask : {1, 2}) {
-      const Reg other = b.temp(Type::kF32, "rmax_other");
-      b.shfl_bfly(other, mx, lane_mask);
-      b.max(mx, mx, other);
-    }
-    const Reg bmax = b.temp(Type::kF32, "bmax");
-    b.mul(bmax, c, mx);
-
-    // Lazy rescale: a new reference max (bmax rounded up to 1/8, so that 8 m stays an integer code offset)
-    // only when bmax passes m + tau; a tile's first block always takes it (m = -inf, O = 0).
+    std::vector<Reg> row;
+    for (int i = 0; i < kChunks; ++i)
+      for (int e = 0; e < 2; ++e) row.push_back(s[size_t(reg_of(i, h, e))]);
+    const Reg bmax = emit_block_max(b, row, c);
+    // A tile's first block always takes a new reference max (m = -inf, O = 0).
     const Reg mh = m[size_t(h)];
     if (first_block) b.mov(mh, f32(-INFINITY));
-    need[size_t(h)] = b.temp(Type::kPred, "need_rescale");
-    const Reg threshold = b.temp(Type::kF32, "rescale_threshold");
-    b.add(threshold, mh, f32(tau));
-    b.setp(need[size_t(h)], Cmp::kGt, Type::kF32, bmax, threshold);
-    const Reg m_new = b.temp(Type::kF32, "m_new");
-    b.mul(m_new, bmax, f32(float(nx::kE4m3CodesPerBinade)));
-    b.cvt(m_new, m_new, Type::kF32, Round::kRpi);
-    b.mul(m_new, m_new, f32(1.0f / float(nx::kE4m3CodesPerBinade)));
-    if (!first_block) {
-      const Reg diff = b.temp(Type::kF32, "m_diff");
-      b.sub(diff, mh, m_new);
-      const Reg a = b.temp(Type::kF32, "alpha_exp");
-      b.ex2(a, diff);
-      alpha[size_t(h)] = b.temp(Type::kF32, "alpha");
-      b.selp(alpha[size_t(h)], a, f32(1.0f), need[size_t(h)]);
-    }
-    b.selp(mh, m_new, mh, need[size_t(h)]);
-
+    need[size_t(h)] = emit_lazy_rescale(b, mh, bmax, tau, first_block ? nullptr : &alpha[size_t(h)]);
     // Per-block scaling (numerics.h) and the block's P codes, in place.
     if (variant.lean_p) {
-      // shift = min(floor(m - bmax), kMaxBlockShift) + H (numerics::fp8_block_shift), unscale = 2^-shift;
-      // code = max(rint(s 8c + 56 + 8 shift - 8 m), 0), rounded once by the magic constant.
-      const Reg shift = b.temp(Type::kF32, "shift");
-      b.sub(shift, mh, bmax);
-      b.cvt(shift, shift, Type::kF32, Round::kRmi);
-      b.min(shift, shift, f32(float(nx::kMaxBlockShift)));
-      b.add(shift, shift, f32(float(nx::kFp8HeadroomBinades)));
-      const Reg shift_int = b.temp(Type::kS32, "shift_int");
-      b.cvt(shift_int, shift, Type::kF32, Round::kRzi);
-      const Reg bits = b.temp(Type::kS32, "unscale_bits");  // 2^-shift built from its exponent: exact
-      b.sub(bits, imm(127), shift_int);
-      b.shl(bits, bits, imm(23));
-      const Reg raw = b.temp(Type::kB32, "unscale_raw");
-      b.mov(raw, bits);
-      b.mov(unscale[size_t(h)], raw);
-      const Reg offset = b.temp(Type::kF32, "code_offset");
-      b.fma(offset, shift, f32(float(nx::kE4m3CodesPerBinade)), f32(float(nx::kE4m3CodeOfOne)));
-      b.fma(offset, mh, f32(-float(nx::kE4m3CodesPerBinade)), offset);
-      b.add(offset, offset, f32(kMagic));
-      for (int i = 0; i < kChunks; ++i)
-        for (int e = 0; e < 2; ++e) {
-          const Reg x = s[size_t(reg_of(i, h, e))];
-          b.fma(x, x, c8, offset);
-          b.max(x, x, f32(kMagic));  // negative codes (and masked -inf scores) become code 0
-        }
+      const Reg offset = emit_lean_scale(b, mh, bmax, unscale[size_t(h)]);
+      for (const Reg x : row) emit_lean_code(b, x, x, c8, offset);
     } else {
-      // p = exp2(fma(s, c, H - bmax)) (numerics::fp8_exact_p_bias); unscale as numerics.h clamps it.
-      const Reg x = b.temp(Type::kF32, "unscale_log2");
-      b.sub(x, bmax, mh);
-      b.sub(x, x, f32(float(nx::kFp8HeadroomBinades)));
-      b.max(x, x, f32(-float(nx::kMaxBlockShift + nx::kFp8HeadroomBinades)));
-      b.ex2(unscale[size_t(h)], x);
-      const Reg bias = b.temp(Type::kF32, "exp_bias");
-      b.sub(bias, f32(float(nx::kFp8HeadroomBinades)), bmax);
-      for (int i = 0; i < kChunks; ++i)
-        for (int e = 0; e < 2; ++e) {
-          const Reg v = s[size_t(reg_of(i, h, e))];
-          b.fma(v, v, c, bias);
-          b.ex2(v, v);
-        }
+      const Reg bias = emit_exact_scale(b, mh, bmax, unscale[size_t(h)]);
+      for (const Reg x : row) emit_exact_p(b, x, x, c, bias);
     }
   }
   pack_p();
@@ -395,76 +321,10 @@ void WgmmaEmitter::consumer_tile() {
   epilogue();
 }
 
-// out = bf16(O / l * v_descale) for rows inside seqlen; lse = (m + log2 l) ln 2.
 void WgmmaEmitter::epilogue() {
-  using P = Fp8AttentionParams;
-  const Reg seqlen = param(Type::kS32, offsetof(P, seqlen), "seqlen");
-  const Reg out = param(Type::kU64, offsetof(P, out), "out");
-  const Reg lse = param(Type::kU64, offsetof(P, lse), "lse");
-  const Reg b64 = b.temp(Type::kS64, "batch64");
-  const Reg h64 = b.temp(Type::kS64, "head64");
-  b.cvt(b64, batch, Type::kS32, Round::kNone);
-  b.cvt(h64, head, Type::kS32, Round::kNone);
-  const Reg out_head = b.temp(Type::kS64, "out_head");
-  b.mul_lo(out_head, b64, param(Type::kS64, offsetof(P, out_batch_stride), "out_batch_stride"));
-  b.mad_lo(out_head, h64, param(Type::kS64, offsetof(P, out_head_stride), "out_head_stride"), out_head);
-  const Reg nheads64 = b.temp(Type::kS64, "nheads64");
-  b.cvt(nheads64, param(Type::kS32, offsetof(P, nheads), "nheads"), Type::kS32, Round::kNone);
-  const Reg seqlen64 = b.temp(Type::kS64, "seqlen64");
-  b.cvt(seqlen64, seqlen, Type::kS32, Round::kNone);
-  const Reg lse_head = b.temp(Type::kS64, "lse_head");
-  b.mad_lo(lse_head, b64, nheads64, h64);
-  b.mul_lo(lse_head, lse_head, seqlen64);
-  const Reg col_bytes = b.temp(Type::kS64, "out_col_bytes");
-  b.cvt(col_bytes, quad_col, Type::kS32, Round::kNone);
-  b.shl(col_bytes, col_bytes, imm(2));
-  const Reg has_lse = b.temp(Type::kPred, "has_lse");
-  b.setp(has_lse, Cmp::kNe, Type::kU64, lse, imm(0));
-  const Reg first_of_quad = b.temp(Type::kPred, "first_of_quad");
-  b.setp(first_of_quad, Cmp::kEq, Type::kS32, quad_col, imm(0));
-  b.and_(has_lse, has_lse, first_of_quad);
-  const Reg row0 = b.temp(Type::kS32, "row0");
-  b.shl(row0, tile, imm(7));
-
-  for (int h = 0; h < 2; ++h) {
-    const Reg lh = l[size_t(h)];
-    const Reg row = b.temp(Type::kS32, "out_row");
-    b.add(row, tile_row[size_t(h)], row0);
-    const Reg outside = b.temp(Type::kPred, "row_outside");
-    b.setp(outside, Cmp::kGe, Type::kS32, row, seqlen);
-    const Reg row64 = b.temp(Type::kS64, "out_row64");
-    b.cvt(row64, row, Type::kS32, Round::kNone);
-    const Reg elem = b.temp(Type::kS64, "out_elem");
-    b.mad_lo(elem, row64, param(Type::kS64, offsetof(P, out_seq_stride), "out_seq_stride"), out_head);
-    const Reg addr = b.temp(Type::kU64, "out_addr");
-    b.mad_lo(addr, elem, imm(2), out);
-    b.add(addr, addr, col_bytes);
-    for (int i = 0; i < kDv / 8; ++i) {
-      std::array<Reg, 2> y;
-      for (int e = 0; e < 2; ++e) {
-        y[size_t(e)] = b.temp(Type::kF32, "y");
-        b.div(y[size_t(e)], o[size_t(reg_of(i, h, e))], lh);
-        b.mul(y[size_t(e)], y[size_t(e)], v_descale);
-      }
-      const Reg packed = b.temp(Type::kB32, "out_bf16x2");
-      b.cvt_bf16x2(packed, y[1], y[0]);
-      auto g = b.unless(outside);
-      b.st_global(Type::kB32, addr, 2 * 8 * i, {packed});
-    }
-    const Reg lse_val = b.temp(Type::kF32, "lse_value");
-    b.lg2(lse_val, lh);
-    b.add(lse_val, m[size_t(h)], lse_val);
-    b.mul(lse_val, lse_val, f32(nx::kLn2));
-    const Reg lse_elem = b.temp(Type::kS64, "lse_elem");
-    b.add(lse_elem, lse_head, row64);
-    const Reg lse_addr = b.temp(Type::kU64, "lse_addr");
-    b.mad_lo(lse_addr, lse_elem, imm(int64_t(sizeof(float))), lse);
-    const Reg store_lse = b.temp(Type::kPred, "store_lse");
-    b.setp(store_lse, Cmp::kLt, Type::kS32, row, seqlen);
-    b.and_(store_lse, store_lse, has_lse);
-    auto g = b.when(store_lse);
-    b.st_global(Type::kF32, lse_addr, 0, {lse_val});
-  }
+  TileRows t{batch, head, tile, quad_col, v_descale, tile_row, m, l, kDv / 8, {}};
+  t.o = [&](int chunk, int row, int col) { return o[size_t(reg_of(chunk, row, col))]; };
+  emit_store_tile(b, t);
 }
 
 }  // namespace zyfa::asmgen::fp8w

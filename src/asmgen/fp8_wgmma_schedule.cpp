@@ -17,8 +17,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "asmgen/fp8_recurrence.hpp"
 #include "asmgen/fp8_wgmma_emitter.hpp"
-#include "kernels/job.h"
 
 namespace zyfa::asmgen {
 namespace fp8w {
@@ -69,11 +69,7 @@ WgmmaEmitter::WgmmaEmitter(Program &program, const Variant &v) : b(program), var
   kv_head = b.reg(Type::kS32, "kv_head");
 }
 
-Reg WgmmaEmitter::param(Type type, size_t offset, const char *name) {
-  const Reg r = b.temp(type, name);
-  b.ld_param(r, int(offset));
-  return r;
-}
+Reg WgmmaEmitter::param(Type type, size_t offset, const char *name) { return load_param(b, type, offset, name); }
 
 Reg WgmmaEmitter::tensor_map(size_t field) {
   const Reg addr = b.temp(Type::kU64, "tensor_map");
@@ -161,48 +157,7 @@ void WgmmaEmitter::kernel_setup() {
 }
 
 void WgmmaEmitter::for_each_tile(const std::function<void()> &tile_body) {
-  using P = Fp8AttentionParams;
-  const Reg ctaid = b.temp(Type::kU32, "ctaid");
-  b.read_special(ctaid, Special::kCtaidX);
-  b.mov(job_index, ctaid);
-  const int job_loop = b.new_label("JOB_LOOP");
-  const int tile_start = b.new_label("TILE");
-  const int next_job = b.new_label("NEXT_JOB");
-  const int done = b.new_label("JOBS_DONE");
-  b.place(job_loop);
-  {
-    const Reg finished = b.temp(Type::kPred, "no_more_jobs");
-    b.setp(finished, Cmp::kGe, Type::kS32, job_index, param(Type::kS32, offsetof(P, n_jobs), "n_jobs"));
-    auto g = b.when(finished);
-    b.bra(done);
-  }
-  const Reg job_addr = b.temp(Type::kU64, "job_addr");
-  const Reg job_index64 = b.temp(Type::kS64, "job_index64");
-  b.cvt(job_index64, job_index, Type::kS32, Round::kNone);
-  b.mad_lo(job_addr, job_index64, imm(int64_t(sizeof(Job))), param(Type::kU64, offsetof(P, jobs), "jobs"));
-  static_assert(offsetof(Job, batch) == 0 && offsetof(Job, head) == 4 && offsetof(Job, tile_first) == 8 &&
-                    offsetof(Job, tile_second) == 12,
-                "one v4 load reads a Job");
-  b.ld_global({batch, head, tile, tile_next}, job_addr, 0, /*non_coherent=*/true);
-
-  b.place(tile_start);
-  b.div(kv_head, head, param(Type::kS32, offsetof(P, group), "group"));
-  tile_body();
-  {
-    const Reg single = b.temp(Type::kPred, "no_second_tile");
-    b.setp(single, Cmp::kEq, Type::kS32, tile_next, imm(kNoTile));
-    auto g = b.when(single);
-    b.bra(next_job);
-  }
-  b.mov(tile, tile_next);
-  b.mov(tile_next, imm(kNoTile));
-  b.bra(tile_start);
-  b.place(next_job);
-  const Reg nctaid = b.temp(Type::kU32, "nctaid");
-  b.read_special(nctaid, Special::kNctaidX);
-  b.add(job_index, job_index, nctaid);
-  b.bra(job_loop);
-  b.place(done);
+  emit_job_loop(b, {job_index, batch, head, tile, tile_next, kv_head}, tile_body);
 }
 
 }  // namespace fp8w

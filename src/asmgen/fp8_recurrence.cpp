@@ -1,0 +1,228 @@
+#include "asmgen/fp8_recurrence.hpp"
+
+#include <cmath>
+
+#include "asmgen/fp8_kernel_params.h"
+#include "kernels/job.h"
+#include "kernels/numerics.h"
+
+namespace zyfa::asmgen {
+
+namespace nx = zyfa::numerics;
+
+Reg load_param(Builder &b, Type type, size_t offset, const char *name) {
+  const Reg r = b.temp(type, name);
+  b.ld_param(r, int(offset));
+  return r;
+}
+
+void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()> &tile_body) {
+  using P = Fp8AttentionParams;
+  const Reg ctaid = b.temp(Type::kU32, "ctaid");
+  b.read_special(ctaid, Special::kCtaidX);
+  b.mov(r.job_index, ctaid);
+  const int job_loop = b.new_label("JOB_LOOP");
+  const int tile_start = b.new_label("TILE");
+  const int next_job = b.new_label("NEXT_JOB");
+  const int done = b.new_label("JOBS_DONE");
+  b.place(job_loop);
+  {
+    const Reg finished = b.temp(Type::kPred, "no_more_jobs");
+    b.setp(finished, Cmp::kGe, Type::kS32, r.job_index, load_param(b, Type::kS32, offsetof(P, n_jobs), "n_jobs"));
+    auto g = b.when(finished);
+    b.bra(done);
+  }
+  const Reg job_addr = b.temp(Type::kU64, "job_addr");
+  const Reg job_index64 = b.temp(Type::kS64, "job_index64");
+  b.cvt(job_index64, r.job_index, Type::kS32, Round::kNone);
+  b.mad_lo(job_addr, job_index64, imm(int64_t(sizeof(Job))), load_param(b, Type::kU64, offsetof(P, jobs), "jobs"));
+  static_assert(offsetof(Job, batch) == 0 && offsetof(Job, head) == 4 && offsetof(Job, tile_first) == 8 &&
+                    offsetof(Job, tile_second) == 12,
+                "one v4 load reads a Job");
+  b.ld_global({r.batch, r.head, r.tile, r.tile_next}, job_addr, 0, /*non_coherent=*/true);
+
+  b.place(tile_start);
+  b.div(r.kv_head, r.head, load_param(b, Type::kS32, offsetof(P, group), "group"));
+  tile_body();
+  {
+    const Reg single = b.temp(Type::kPred, "no_second_tile");
+    b.setp(single, Cmp::kEq, Type::kS32, r.tile_next, imm(kNoTile));
+    auto g = b.when(single);
+    b.bra(next_job);
+  }
+  b.mov(r.tile, r.tile_next);
+  b.mov(r.tile_next, imm(kNoTile));
+  b.bra(tile_start);
+  b.place(next_job);
+  const Reg nctaid = b.temp(Type::kU32, "nctaid");
+  b.read_special(nctaid, Special::kNctaidX);
+  b.add(r.job_index, r.job_index, nctaid);
+  b.bra(job_loop);
+  b.place(done);
+}
+
+Reg emit_block_max(Builder &b, const std::vector<Reg> &scores, Reg c) {
+  std::vector<Reg> level;
+  for (size_t i = 0; i + 1 < scores.size(); i += 2) {
+    const Reg x = b.temp(Type::kF32, "rmax");
+    b.max(x, scores[i], scores[i + 1]);
+    level.push_back(x);
+  }
+  while (level.size() > 1) {
+    std::vector<Reg> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2) {
+      const Reg x = b.temp(Type::kF32, "rmax");
+      b.max(x, level[i], level[i + 1]);
+      next.push_back(x);
+    }
+    level = next;
+  }
+  const Reg mx = level[0];
+  for (int lane_mask : {1, 2}) {
+    const Reg other = b.temp(Type::kF32, "rmax_other");
+    b.shfl_bfly(other, mx, lane_mask);
+    b.max(mx, mx, other);
+  }
+  const Reg bmax = b.temp(Type::kF32, "bmax");
+  b.mul(bmax, c, mx);
+  return bmax;
+}
+
+Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, float tau, Reg *alpha) {
+  const Reg need = b.temp(Type::kPred, "need_rescale");
+  const Reg threshold = b.temp(Type::kF32, "rescale_threshold");
+  b.add(threshold, m, f32(tau));
+  b.setp(need, Cmp::kGt, Type::kF32, bmax, threshold);
+  const Reg m_new = b.temp(Type::kF32, "m_new");
+  b.mul(m_new, bmax, f32(float(nx::kE4m3CodesPerBinade)));
+  b.cvt(m_new, m_new, Type::kF32, Round::kRpi);
+  b.mul(m_new, m_new, f32(1.0f / float(nx::kE4m3CodesPerBinade)));
+  if (alpha != nullptr) {
+    const Reg diff = b.temp(Type::kF32, "m_diff");
+    b.sub(diff, m, m_new);
+    const Reg a = b.temp(Type::kF32, "alpha_exp");
+    b.ex2(a, diff);
+    *alpha = b.temp(Type::kF32, "alpha");
+    b.selp(*alpha, a, f32(1.0f), need);
+  }
+  b.selp(m, m_new, m, need);
+  return need;
+}
+
+Reg emit_lean_scale(Builder &b, Reg m, Reg bmax, Reg unscale) {
+  const Reg shift = b.temp(Type::kF32, "shift");
+  b.sub(shift, m, bmax);
+  b.cvt(shift, shift, Type::kF32, Round::kRmi);
+  b.min(shift, shift, f32(float(nx::kMaxBlockShift)));
+  b.add(shift, shift, f32(float(nx::kFp8HeadroomBinades)));
+  const Reg shift_int = b.temp(Type::kS32, "shift_int");
+  b.cvt(shift_int, shift, Type::kF32, Round::kRzi);
+  const Reg bits = b.temp(Type::kS32, "unscale_bits");  // 2^-shift built from its exponent: exact
+  b.sub(bits, imm(127), shift_int);
+  b.shl(bits, bits, imm(23));
+  const Reg raw = b.temp(Type::kB32, "unscale_raw");
+  b.mov(raw, bits);
+  b.mov(unscale, raw);
+  const Reg offset = b.temp(Type::kF32, "code_offset");
+  b.fma(offset, shift, f32(float(nx::kE4m3CodesPerBinade)), f32(float(nx::kE4m3CodeOfOne)));
+  b.fma(offset, m, f32(-float(nx::kE4m3CodesPerBinade)), offset);
+  b.add(offset, offset, f32(nx::kRoundMagic));
+  return offset;
+}
+
+Reg emit_exact_scale(Builder &b, Reg m, Reg bmax, Reg unscale) {
+  const Reg x = b.temp(Type::kF32, "unscale_log2");
+  b.sub(x, bmax, m);
+  b.sub(x, x, f32(float(nx::kFp8HeadroomBinades)));
+  b.max(x, x, f32(-float(nx::kMaxBlockShift + nx::kFp8HeadroomBinades)));
+  b.ex2(unscale, x);
+  const Reg bias = b.temp(Type::kF32, "exp_bias");
+  b.sub(bias, f32(float(nx::kFp8HeadroomBinades)), bmax);
+  return bias;
+}
+
+void emit_lean_code(Builder &b, Reg dst, Reg s, Reg c8, Reg offset) {
+  b.fma(dst, s, c8, offset);
+  b.max(dst, dst, f32(nx::kRoundMagic));
+}
+
+void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias) {
+  b.fma(dst, s, c, bias);
+  b.ex2(dst, dst);
+}
+
+void emit_store_tile(Builder &b, const TileRows &t) {
+  using P = Fp8AttentionParams;
+  const Reg seqlen = load_param(b, Type::kS32, offsetof(P, seqlen), "seqlen");
+  const Reg out = load_param(b, Type::kU64, offsetof(P, out), "out");
+  const Reg lse = load_param(b, Type::kU64, offsetof(P, lse), "lse");
+  const Reg b64 = b.temp(Type::kS64, "batch64");
+  const Reg h64 = b.temp(Type::kS64, "head64");
+  b.cvt(b64, t.batch, Type::kS32, Round::kNone);
+  b.cvt(h64, t.head, Type::kS32, Round::kNone);
+  // Element offset of (batch, row 0, head) in out, and of (batch, head, row 0) in lse.
+  const Reg out_head = b.temp(Type::kS64, "out_head");
+  b.mul_lo(out_head, b64, load_param(b, Type::kS64, offsetof(P, out_batch_stride), "out_batch_stride"));
+  b.mad_lo(out_head, h64, load_param(b, Type::kS64, offsetof(P, out_head_stride), "out_head_stride"), out_head);
+  const Reg nheads64 = b.temp(Type::kS64, "nheads64");
+  b.cvt(nheads64, load_param(b, Type::kS32, offsetof(P, nheads), "nheads"), Type::kS32, Round::kNone);
+  const Reg seqlen64 = b.temp(Type::kS64, "seqlen64");
+  b.cvt(seqlen64, seqlen, Type::kS32, Round::kNone);
+  const Reg lse_head = b.temp(Type::kS64, "lse_head");
+  b.mad_lo(lse_head, b64, nheads64, h64);
+  b.mul_lo(lse_head, lse_head, seqlen64);
+  const Reg col_bytes = b.temp(Type::kS64, "out_col_bytes");  // columns 2 quad_col, 2 quad_col + 1 of a chunk
+  b.cvt(col_bytes, t.quad_col, Type::kS32, Round::kNone);
+  b.shl(col_bytes, col_bytes, imm(2));
+  // lse from the first thread of the quad (all four hold the row's m and l).
+  const Reg has_lse = b.temp(Type::kPred, "has_lse");
+  b.setp(has_lse, Cmp::kNe, Type::kU64, lse, imm(0));
+  const Reg first_of_quad = b.temp(Type::kPred, "first_of_quad");
+  b.setp(first_of_quad, Cmp::kEq, Type::kS32, t.quad_col, imm(0));
+  b.and_(has_lse, has_lse, first_of_quad);
+  const Reg row0 = b.temp(Type::kS32, "row0");
+  b.shl(row0, t.tile, imm(7));
+  static_assert(nx::kQueryTile == 1 << 7, "row0 = tile << 7");
+
+  for (int h = 0; h < 2; ++h) {
+    const Reg lh = t.l[size_t(h)];
+    const Reg row = b.temp(Type::kS32, "out_row");
+    b.add(row, t.tile_row[size_t(h)], row0);
+    const Reg outside = b.temp(Type::kPred, "row_outside");
+    b.setp(outside, Cmp::kGe, Type::kS32, row, seqlen);
+    const Reg row64 = b.temp(Type::kS64, "out_row64");
+    b.cvt(row64, row, Type::kS32, Round::kNone);
+    const Reg elem = b.temp(Type::kS64, "out_elem");
+    b.mad_lo(elem, row64, load_param(b, Type::kS64, offsetof(P, out_seq_stride), "out_seq_stride"), out_head);
+    const Reg addr = b.temp(Type::kU64, "out_addr");
+    b.mad_lo(addr, elem, imm(2), out);
+    b.add(addr, addr, col_bytes);
+    for (int i = 0; i < t.chunks; ++i) {
+      std::array<Reg, 2> y;
+      for (int e = 0; e < 2; ++e) {
+        y[size_t(e)] = b.temp(Type::kF32, "y");
+        b.div(y[size_t(e)], t.o(i, h, e), lh);
+        b.mul(y[size_t(e)], y[size_t(e)], t.v_descale);
+      }
+      const Reg packed = b.temp(Type::kB32, "out_bf16x2");
+      b.cvt_bf16x2(packed, y[1], y[0]);
+      auto g = b.unless(outside);
+      b.st_global(Type::kB32, addr, 2 * 8 * i, {packed});
+    }
+    const Reg lse_val = b.temp(Type::kF32, "lse_value");
+    b.lg2(lse_val, lh);
+    b.add(lse_val, t.m[size_t(h)], lse_val);
+    b.mul(lse_val, lse_val, f32(nx::kLn2));
+    const Reg lse_elem = b.temp(Type::kS64, "lse_elem");
+    b.add(lse_elem, lse_head, row64);
+    const Reg lse_addr = b.temp(Type::kU64, "lse_addr");
+    b.mad_lo(lse_addr, lse_elem, imm(int64_t(sizeof(float))), lse);
+    const Reg store_lse = b.temp(Type::kPred, "store_lse");
+    b.setp(store_lse, Cmp::kLt, Type::kS32, row, seqlen);
+    b.and_(store_lse, store_lse, has_lse);
+    auto g = b.when(store_lse);
+    b.st_global(Type::kF32, lse_addr, 0, {lse_val});
+  }
+}
+
+}  // namespace zyfa::asmgen

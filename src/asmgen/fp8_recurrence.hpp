@@ -1,0 +1,62 @@
+// The pieces of an FP8 attention kernel that do not depend on its schedule, emitted the same way by the
+// mma.sync schedule (fp8_attention_*.cpp) and the wgmma one (fp8_wgmma_*.cpp): the persistent job loop,
+// numerics.h's recurrence for one row of one key block, and the store of a finished tile. Each schedule
+// keeps only what is its own: where the scores and accumulators live, and how the tiles get there.
+#ifndef ZYFA_ASMGEN_FP8_RECURRENCE_HPP_
+#define ZYFA_ASMGEN_FP8_RECURRENCE_HPP_
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "asmgen/builder.hpp"
+
+namespace zyfa::asmgen {
+
+// A field of the kernel's parameter block (Fp8AttentionParams), loaded into a fresh register.
+Reg load_param(Builder &b, Type type, size_t offset, const char *name);
+
+// ---- the job loop
+// The registers of the persistent loop over the plan's job table: the job this CTA is on, the coordinates
+// of the query tile in hand, and the job's second tile (kNoTile when none).
+struct JobLoopRegs {
+  Reg job_index;  // s32
+  Reg batch, head, tile, tile_next, kv_head;  // s32; kv_head = head / group
+};
+// CTA x takes jobs x, x + grid, ...; `tile_body` runs for each of their one or two tiles.
+void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()> &tile_body);
+
+// ---- one row of one key block (numerics.h)
+// bmax = c * max(scores), the max taken over the thread's scores (a tree, for independent FMNMX) and then
+// over the four lanes of its quad, which hold the rest of the row. A new f32 register.
+Reg emit_block_max(Builder &b, const std::vector<Reg> &scores, Reg c);
+// The lazy rescale: need = bmax > m + tau; then m = ceil(8 bmax) / 8 (8 m stays an integer code offset)
+// where need. With `alpha`, also *alpha = need ? 2^(m_old - m_new) : 1 (a new register). Returns need.
+Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, float tau, Reg *alpha);
+// Lean P's per-block scale: shift = min(floor(m - bmax), kMaxBlockShift) + H, unscale = 2^-shift (built
+// from its exponent, exact). Returns the code offset 56 + 8 shift - 8 m plus kRoundMagic (a new register).
+Reg emit_lean_scale(Builder &b, Reg m, Reg bmax, Reg unscale);
+// Exact P's per-block scale: unscale = 2^max((bmax - m) - H, lowest). Returns the exponent bias H - bmax.
+Reg emit_exact_scale(Builder &b, Reg m, Reg bmax, Reg unscale);
+// dst = the lean code of a score, as a float whose low byte is the code: max(fma(s, 8c, offset), magic),
+// so negative codes and masked -inf scores become code 0 (numerics::lean_p_code_host).
+void emit_lean_code(Builder &b, Reg dst, Reg s, Reg c8, Reg offset);
+// dst = exp2(fma(s, c, bias)), the exact P before its conversion to e4m3.
+void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias);
+
+// ---- the end of a tile
+// What the store of a finished tile reads: the tile, the thread's two rows, their recurrence state, and O's
+// element (chunk of 8 columns, row 0 or 1 of the thread, column 0 or 1 of the pair).
+struct TileRows {
+  Reg batch, head, tile, quad_col, v_descale;
+  std::array<Reg, 2> tile_row, m, l;
+  int chunks = 0;  // n8 chunks of O's columns
+  std::function<Reg(int chunk, int row, int col)> o;
+};
+// out = bf16(O / l * v_descale) for the rows inside seqlen; lse = (m + log2 l) ln 2 where asked for.
+void emit_store_tile(Builder &b, const TileRows &t);
+
+}  // namespace zyfa::asmgen
+
+#endif  // ZYFA_ASMGEN_FP8_RECURRENCE_HPP_
