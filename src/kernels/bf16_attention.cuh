@@ -344,18 +344,28 @@ struct Consumer {
     hw::pin_registers(sc);
   }
 
-  // Waits for the PV product in flight, then folds alpha into O. The wait sits inside the branch on
-  // purpose: ptxas hoists a wgmma wait above the independent instructions of its basic block, which would
-  // queue the exponentials behind the very product they are meant to overlap.
+  // Waits for the PV product in flight, then folds alpha into O.
+  // The wait needs a basic block of its own: ptxas hoists a wgmma wait above the independent instructions
+  // of its block (written after exponentiate() in the same block, it lands before the row max), which
+  // would queue the exponentials behind the very product they are meant to overlap. So it sits in both
+  // arms of a branch on a condition ptxas cannot fold but that is the same on every thread of the CTA
+  // (a kernel parameter; always true here, since a CTA with no job never gets this far):
+  // - uniform, because wgmma.wait_group is .aligned: all four warps of the warpgroup must run the same
+  //   wait instruction. A per-warp condition (__any_sync of alpha != 1) sent warps to different arms'
+  //   waits (synccheck: "Mismatching warpgroup instruction pc between warps");
+  // - a wait in both arms, because a path that reads O without waiting makes ptxas serialize every
+  //   wgmma of the kernel (C7514): one wait behind `if (p.n_jobs > 0)` alone measured 440 instead of
+  //   587 TFLOP/s at S = 16K.
+  // The rescale then branches per warp: its arm holds no warpgroup instruction.
   __device__ void wait_pv_then_rescale() {
-    if (__any_sync(kFullWarp, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+    if (p.n_jobs > 0) {
       hw::wgmma_wait<0>();
       pin_all();
-      rescale_o();
     } else {
       hw::wgmma_wait<0>();
       pin_all();
     }
+    if (__any_sync(kFullWarp, alpha[0] != 1.0f || alpha[1] != 1.0f)) rescale_o();
   }
   __device__ void rescale_o() {
 #pragma unroll
