@@ -15,7 +15,7 @@ set -uo pipefail
 readonly PART="${1:?usage: tools/device/run_bench.sh check|kernel|peers-kernel|sustained|accuracy|reconcile [FLAGS...]}"
 shift
 readonly FLAGS=("$@")
-readonly CARRY=.carry-bench
+readonly CARRY="${CARRY:-.carry-bench}"  # another build of zyfa_bench: CARRY=.carry-NAME
 readonly BENCH="$CARRY/zyfa_bench"
 readonly OUTDIR="${OUT:-$PWD/bench-out}"
 # Each zyfa_bench or peers.py step is killed after this many seconds (its records are then lost, the

@@ -4,7 +4,8 @@
 # fallback, the BF16 kernel, the emitted FP8 kernel, the quantizer, and the public API's dispatch over odd
 # sequence lengths. Every tool's output goes to $OUT/sanitizers.log with its summary line; exit 1 if any
 # tool reports an error or a test fails under it.
-# Usage: [TOOLS="synccheck ..."] [TOOL_TIMEOUT=s] bash tools/device/run_sanitizers.sh [GTEST_FILTER]
+# Usage: [TOOLS="synccheck ..."] [TOOL_TIMEOUT=s] [CARRY=.carry-NAME] bash tools/device/run_sanitizers.sh [GTEST_FILTER]
+# (CARRY: the folder holding the zyfa_gpu_tests to check, for another build; default .carry)
 set -uo pipefail
 # Small shapes only: the tools slow kernels down 10 to 100 times. Tests that fault on purpose (the sticky
 # error), spawn children or fill device memory are not in the list.
@@ -22,10 +23,11 @@ patterns=(
 readonly FILTER="${1:-$(IFS=:; echo "${patterns[*]}")}"
 readonly OUTDIR="${OUT:-$PWD/device-out}"
 readonly LOG="$OUTDIR/sanitizers.log"
+readonly CARRY="${CARRY:-.carry}"
 mkdir -p "$OUTDIR"
 export PATH="/usr/local/cuda/bin:$PATH"
 sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/compute-sanitizer/compute-sanitizer)"
-echo "commit $(cat .carry/COMMIT 2>/dev/null || echo unknown); $("$sanitizer" --version | tail -1)" | tee -a "$LOG"
+echo "commit $(cat "$CARRY"/COMMIT 2>/dev/null || echo unknown); $("$sanitizer" --version | tail -1)" | tee -a "$LOG"
 echo "filter: $FILTER" | tee -a "$LOG"
 
 status=0
@@ -33,7 +35,7 @@ for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
   start=$(date +%s)
   echo "=== compute-sanitizer --tool $tool" >> "$LOG"
   timeout -k 5 "${TOOL_TIMEOUT:-120}" "$sanitizer" --tool "$tool" --error-exitcode 1 --print-limit 50 \
-    .carry/zyfa_gpu_tests --gtest_brief=1 --gtest_filter="$FILTER" >> "$LOG" 2>&1
+    "$CARRY"/zyfa_gpu_tests --gtest_brief=1 --gtest_filter="$FILTER" >> "$LOG" 2>&1
   rc=$?
   summary="$(grep -E '(ERROR|RACECHECK) SUMMARY' "$LOG" | tail -1)"
   tests="$(grep -E '^\[  (PASSED|FAILED)  \]' "$LOG" | tail -2 | tr '\n' ' ')"
