@@ -142,9 +142,13 @@ zyfa_status current_hopper_device(int *device) {
   int major = 0, minor = 0;
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, *device);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, *device);
+  return require_hopper(*device, major, minor);
+}
+
+zyfa_status require_hopper(int device, int major, int minor) {
   if (major != kHopperMajor) {
     return fail(ZYFA_STATUS_UNSUPPORTED_DEVICE,
-                "device %d has compute capability %d.%d: zyfa's kernels are built for sm_90a (Hopper)", *device,
+                "device %d has compute capability %d.%d: zyfa's kernels are built for sm_90a (Hopper)", device,
                 major, minor);
   }
   return ZYFA_STATUS_SUCCESS;

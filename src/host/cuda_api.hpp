@@ -14,6 +14,9 @@ namespace zyfa::cuda {
 // Also reports a sticky error left by earlier work in the process (ZYFA_STATUS_CUDA_ERROR) rather than
 // launching into a broken context.
 zyfa_status current_hopper_device(int *device);
+// The compute-capability half of that check, on its own so that a host test can reach it: SUCCESS for a
+// Hopper part (9.x), else UNSUPPORTED_DEVICE with a message naming the device and its capability.
+zyfa_status require_hopper(int device, int major, int minor);
 
 // Whether `stream` is being captured into a graph.
 zyfa_status stream_is_capturing(void *stream, bool *capturing);

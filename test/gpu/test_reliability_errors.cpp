@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "host/cuda_api.hpp"
+#include "host/error.hpp"
 #include "reliability.hpp"
 
 extern char **environ;
@@ -248,9 +250,9 @@ std::vector<Reach> reach_table() {
   table.push_back({ZYFA_STATUS_NO_DEVICE, "here: directly on a machine without a GPU, else in a child process", false,
                    no_device});
   table.push_back({ZYFA_STATUS_UNSUPPORTED_DEVICE,
-                   "on a Hopper GPU or without a GPU: it needs a GPU other than sm_90 (cuda_api.cpp "
-                   "current_hopper_device)",
-                   true, nullptr});
+                   "here through cuda_api.cpp's require_hopper with sm_80; test_internal_statuses.cpp (the public API "
+                   "needs a GPU other than sm_90)",
+                   false, [](std::string *) { return zyfa::cuda::require_hopper(0, 8, 0); }});
   table.push_back({ZYFA_STATUS_CUDA_ERROR, "here, and ReliabilityErrors.Pending/StickyCudaError*", true,
                    call_with_pending_error});
   table.push_back({ZYFA_STATUS_OUT_OF_MEMORY, "here (device memory filled); test_plan_cache.cpp FailedUpload*", true,
@@ -260,9 +262,9 @@ std::vector<Reach> reach_table() {
   table.push_back({ZYFA_STATUS_BAD_ARGUMENT, "test_quantize.cpp QuantizeValidation; test_plan_cache.cpp", false,
                    [](std::string *) { return zyfa_plan_cache_set_capacity(0); }});
   table.push_back({ZYFA_STATUS_INTERNAL,
-                   "by design: it means a bug in zyfa (guarded() maps unexpected exceptions to it); the fuzz "
-                   "target fails on it",
-                   false, nullptr});
+                   "here through guarded() with a throwing body; test_internal_statuses.cpp; test_plan_cache.cpp "
+                   "(the public API reaches it only through a bug, and the fuzz target fails on it)",
+                   false, [](std::string *) { return zyfa::guarded("reach_table", []() -> zyfa_status { throw 0; }); }});
   return table;
 }
 
