@@ -2,7 +2,9 @@
 """The Python peers of zyfa_bench, on the device, over the same cases, protocol and inputs.
 
 Peers: PyTorch SDPA with the cuDNN backend (torch-cudnn) and the flash backend (torch-flash, FA2),
-and FlashAttention-3 forward (fa3, BF16 and FP8) from the fa3-fwd wheel. The inputs are not generated
+FlashAttention-3 forward (fa3, BF16 and FP8) from the fa3-fwd wheel, and FlashInfer's single-request prefill
+(flashinfer, its fa3 backend, BF16 and FP8; batch 1, as the seed protocol is) from the flashinfer-python wheel,
+which compiles its kernels with the device's nvcc on first use (tools/device/prepare_bench.sh --flashinfer). The inputs are not generated
 here: for every case the zyfa_bench binary writes its tensors (--mode=dump), so the peers see the very
 BF16 values, FP8 codes and descales that zyfa and cuDNN get (and, for the accuracy study, the same
 sampled rows and fp64 reference).
@@ -29,7 +31,7 @@ try:
 except ImportError:  # the command line (and its host test) needs no PyTorch; main() does
     torch = F = None
 
-IMPLS = ["torch-cudnn", "torch-flash", "fa3"]
+IMPLS = ["torch-cudnn", "torch-flash", "fa3", "flashinfer"]
 FAMILIES = ["mha-d128", "gqa-d128", "mha-d192", "gqa-d192", "llama3.1-8b"]
 SEQLENS = [2048, 4096, 8192, 16384, 32768]
 
@@ -123,6 +125,25 @@ def make_call(impl, meta, t, want_lse=False):
             if isinstance(r, tuple):
                 return r[0], (r[1] if want_lse else None)
             return r, None
+        return call
+    if impl == "flashinfer":
+        if meta["batch"] != 1:
+            raise Unsupported("flashinfer's single-request prefill takes batch 1")
+        try:
+            import flashinfer
+        except Exception as e:  # noqa: BLE001 - any import failure means the wheel does not run here
+            raise Unsupported(f"flashinfer does not import: {type(e).__name__}: {e}")
+        kw = {"causal": True, "sm_scale": scale, "backend": "fa3", "kv_layout": "NHD"}
+        if fp8:
+            # One descale per tensor, given per head as FlashInfer takes it; the output in BF16, as zyfa's.
+            for name, heads in (("q", h), ("k", hk), ("v", hk)):
+                kw[f"scale_{name}"] = torch.full((heads,), meta[f"{name}_descale"], dtype=torch.float32, device=q.device)
+            kw["o_dtype"] = torch.bfloat16
+        q3, k3, v3 = q[0], k[0], v[0]  # (S, heads, d): FlashInfer's NHD
+
+        def call():
+            # No LSE: FlashInfer's is in its own base and shape, not checked here against the reference.
+            return flashinfer.single_prefill_with_kv_cache(q3, k3, v3, **kw).unsqueeze(0), None
         return call
     raise Unsupported(f"unknown peer {impl}")
 
@@ -287,11 +308,12 @@ def main():
     case_index = 0
     versions = {"torch": torch.__version__, "torch_cuda": torch.version.cuda,
                 "torch_cudnn": torch.backends.cudnn.version()}
-    try:
-        import importlib.metadata as md
-        versions["fa3_fwd"] = md.version("fa3_fwd")
-    except Exception:  # noqa: BLE001 - not installed
-        versions["fa3_fwd"] = None
+    import importlib.metadata as md
+    for package in ("fa3_fwd", "flashinfer-python"):
+        try:
+            versions[package] = md.version(package)
+        except Exception:  # noqa: BLE001 - not installed
+            versions[package] = None
 
     def save():  # after every case, so that a timeout keeps what was measured
         with open(args.json, "w") as f:

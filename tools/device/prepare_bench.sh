@@ -3,11 +3,16 @@
 # all in paths .git/info/exclude ignores:
 #   .carry-bench/zyfa_bench, .carry-bench/lib/ (Google Benchmark's shared library), .carry-bench/COMMIT
 #   .whl/ (the fa3-fwd wheel for bench/peers.py; 27 MB of the 64 MiB a device call may carry)
+#   with FLASHINFER=1, .whl-flashinfer/ (flashinfer-python and the needs the device image lacks, about 28 MB:
+#   carry it instead of .whl, with PART peers-kernel or accuracy and --impls=flashinfer)
 # Then: run tools/device/run_bench.sh PART on the device with carry [".carry-bench", ".whl"].
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 readonly BUILD="${1:-/work/build-bench}"
 readonly FA3_WHEEL="fa3-fwd==0.0.3"
+# 0.6.13: the newest flashinfer-python under one call's 64 MiB (0.7.4 is 101 MB); its kernels are compiled on the
+# device. The image has its other needs (KINDS.md's package list) but these.
+readonly FLASHINFER_WHEELS=("flashinfer-python==0.6.13" "apache-tvm-ffi==0.1.15.post2" "nvidia-cudnn-frontend==1.32.0")
 
 tools/install_cudnn_frontend.sh
 cmake -S . -B "$BUILD" -DZYFA_BUILD_BENCH=ON -DZYFA_BUILD_TESTS=OFF -DZYFA_BUILD_TOOLS=OFF > /dev/null
@@ -24,5 +29,13 @@ mkdir -p .whl
 if ! compgen -G ".whl/fa3_fwd-*.whl" > /dev/null; then
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_24_x86_64 --platform manylinux_2_28_x86_64 -d .whl "$FA3_WHEEL"
+fi
+if [[ "${FLASHINFER:-0}" == 1 ]]; then
+  grep -qxF "/.whl-flashinfer/" .git/info/exclude 2>/dev/null || echo "/.whl-flashinfer/" >> .git/info/exclude
+  mkdir -p .whl-flashinfer
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64 \
+    --platform manylinux_2_17_x86_64 -d .whl-flashinfer "${FLASHINFER_WHEELS[@]}"
+  du -sh .whl-flashinfer
 fi
 du -sh .carry-bench .whl

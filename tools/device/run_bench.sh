@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmark harness on the device from a build made here. Prepare here first:
-#   tools/device/prepare_bench.sh [BUILD_DIR]      (builds zyfa_bench, fills .carry-bench/ and .whl/)
+#   tools/device/prepare_bench.sh [BUILD_DIR]      (builds zyfa_bench, fills .carry-bench/ and .whl/;
+#                                                   FLASHINFER=1 also fills .whl-flashinfer/)
 # then, on the device (the `run` tool, carry [".carry-bench", ".whl"]), one part per command:
 #   tools/device/run_bench.sh PART [FLAGS...]
 # PART: check | kernel | peers-kernel | sustained | accuracy | reconcile. FLAGS (--dtypes=, --families=, --seqlens=,
@@ -30,11 +31,16 @@ exec > >(tee -a "$LOG") 2>&1
 [[ -x "$BENCH" ]] || { echo "no $BENCH: run tools/device/prepare_bench.sh here first"; exit 2; }
 export PYTHONUNBUFFERED=1
 
-# Python peers carried as wheels (fa3-fwd); the device's own PyTorch stays as it is.
-if compgen -G ".whl/*.whl" > /dev/null && [[ ! -f /tmp/site/.installed ]]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && touch /tmp/site/.installed
-fi
+# Python peers carried as wheels (.whl: fa3-fwd; .whl-flashinfer: FlashInfer and what the image lacks of its
+# needs, carried in a call of their own: both together pass the 64 MiB a call carries); the device's own
+# PyTorch stays as it is. FlashInfer compiles its kernels with the device's nvcc on first use, into
+# ~/.cache/flashinfer, which stays while the machine is warm.
+for dir in .whl .whl-flashinfer; do
+  if compgen -G "$dir/*.whl" > /dev/null && [[ ! -f "/tmp/site/.installed$dir" ]]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$dir"/*.whl \
+      && touch "/tmp/site/.installed$dir"
+  fi
+done
 [[ -d /tmp/site ]] && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 
 # cuDNN 9.19 lives in PyTorch's environment on the device; nvrtc in the toolkit or there; Google
