@@ -4,7 +4,7 @@
 Peers: PyTorch SDPA with the cuDNN backend (torch-cudnn) and the flash backend (torch-flash, FA2),
 FlashAttention-3 forward (fa3, BF16 and FP8) from the fa3-fwd wheel, and FlashInfer's single-request prefill
 (flashinfer, its fa3 backend, BF16 and FP8; batch 1, as the seed protocol is) from the flashinfer-python wheel,
-which compiles its kernels with the device's nvcc on first use (tools/device/prepare_bench.sh --flashinfer). The inputs are not generated
+which compiles its kernels with the device's nvcc on first use (FLASHINFER=1 tools/device/prepare_bench.sh). The inputs are not generated
 here: for every case the zyfa_bench binary writes its tensors (--mode=dump), so the peers see the very
 BF16 values, FP8 codes and descales that zyfa and cuDNN get (and, for the accuracy study, the same
 sampled rows and fp64 reference).
@@ -129,6 +129,8 @@ def make_call(impl, meta, t, want_lse=False):
     if impl == "flashinfer":
         if meta["batch"] != 1:
             raise Unsupported("flashinfer's single-request prefill takes batch 1")
+        if fp8 and meta["d_qk"] != meta["d_v"]:
+            raise Unsupported("flashinfer's FP8 prefill asserts d_qk == d_v")
         try:
             import flashinfer
         except Exception as e:  # noqa: BLE001 - any import failure means the wheel does not run here
@@ -144,6 +146,13 @@ def make_call(impl, meta, t, want_lse=False):
         def call():
             # No LSE: FlashInfer's is in its own base and shape, not checked here against the reference.
             return flashinfer.single_prefill_with_kv_cache(q3, k3, v3, **kw).unsqueeze(0), None
+
+        # The first call compiles the kernel (minutes, with the device's nvcc): here, outside any timing.
+        try:
+            call()
+            torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001 - a kernel FlashInfer cannot build or run is a reason, not a crash
+            raise Unsupported(f"flashinfer failed its first call: {type(e).__name__}: {e}")
         return call
     raise Unsupported(f"unknown peer {impl}")
 

@@ -15,6 +15,11 @@ def test_flashinfer_is_a_default_peer():
     assert "flashinfer" in peers.parser().parse_args(["--bench", "b", "--json", "j"]).impls.split(",")
 
 
+def test_flashinfer_refuses_fp8_with_two_head_dims():
+    with pytest.raises(peers.Unsupported, match="d_qk == d_v"):
+        peers.make_call("flashinfer", dict(META, dtype="fp8", d_qk=192), TENSORS)
+
+
 def test_flashinfer_refuses_batches():
     with pytest.raises(peers.Unsupported, match="batch 1"):
         peers.make_call("flashinfer", dict(META, batch=2), TENSORS)

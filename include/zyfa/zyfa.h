@@ -80,8 +80,9 @@ ZYFA_API const char *zyfa_last_error(void);
 ZYFA_API int zyfa_version(void);
 
 /* ---------------------------------------------------------------- descriptor */
-/* Inputs must be finite in either dtype. A NaN or infinity in k or v is not confined to the rows whose
- * causal mask covers it: a masked probability is a zero in the tensor cores' product, and 0 * NaN is NaN. */
+/* Inputs must be finite in either dtype. A NaN or infinity in v reaches rows whose causal mask excludes its
+ * key: a masked probability is a zero in the tensor cores' product, and 0 * NaN is NaN. (Masked scores are
+ * replaced, so a NaN in k reaches only the rows that attend to its key, as one in q reaches its own row.) */
 typedef enum zyfa_dtype {
   ZYFA_DTYPE_BF16 = 0,      /* q, k, v in bfloat16 */
   ZYFA_DTYPE_FP8_E4M3 = 1   /* q, k, v in float8 e4m3 (OCP, finite, max 448), one descale per tensor */

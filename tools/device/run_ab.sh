@@ -7,10 +7,13 @@
 set -uo pipefail
 read -r -a builds <<< "${1:?usage: run_ab.sh \"CARRY_DIRS\" \"ZYFA ARGS\"...}"
 shift
+(( $# > 0 )) || { echo "usage: run_ab.sh \"CARRY_DIRS\" \"ZYFA ARGS\"..."; exit 2; }
 status=0
 for round in $(seq "${ROUNDS:-2}"); do
   for args in "$@"; do
-    for build in "${builds[@]}"; do
+    # The builds' order rotates by round, so that drift (clocks, temperature) favours none of them.
+    for i in "${!builds[@]}"; do
+      build="${builds[$(( (i + round - 1) % ${#builds[@]} ))]}"
       # shellcheck disable=SC2086
       line="$(timeout -k 5 120 "$build/zyfa" $args 2>&1)" || status=1
       tflops="$(grep -oE '[0-9.]+ TFLOP/s' <<< "$line")"

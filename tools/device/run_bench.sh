@@ -32,7 +32,8 @@ exec > >(tee -a "$LOG") 2>&1
 export PYTHONUNBUFFERED=1
 
 # Python peers carried as wheels (.whl: fa3-fwd; .whl-flashinfer: FlashInfer and what the image lacks of its
-# needs, carried in a call of their own: both together pass the 64 MiB a call carries); the device's own
+# needs; both together come close to the 64 MiB a call carries, so FlashInfer travels in a call of its own,
+# which also keeps its first-use compilation out of the other peers' time limit); the device's own
 # PyTorch stays as it is. FlashInfer compiles its kernels with the device's nvcc on first use, into
 # ~/.cache/flashinfer, which stays while the machine is warm.
 for dir in .whl .whl-flashinfer; do
