@@ -8,7 +8,6 @@ cd "$(git rev-parse --show-toplevel)"
 build="${1:-build}"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build "$build" -j "$(nproc)" --target zyfa_gpu_tests zyfa_cli zyfa
-grep -qxF "/.carry/" .git/info/exclude 2>/dev/null || echo "/.carry/" >> .git/info/exclude
 rm -rf .carry && mkdir -p .carry
 cp "$build/test/zyfa_gpu_tests" "$build/tools/zyfa" .carry/
 cp -L "$build/libzyfa.so" .carry/libzyfa.so

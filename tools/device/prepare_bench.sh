@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Here (the CPU machine): builds zyfa_bench with the cuDNN peer and lays out what the device needs,
-# all in paths .git/info/exclude ignores:
+# all in paths .gitignore ignores (/.carry*/, /.whl*/):
 #   .carry-bench/zyfa_bench, .carry-bench/lib/ (Google Benchmark's shared library), .carry-bench/COMMIT
 #   .whl/ (the fa3-fwd wheel for bench/peers.py; 27 MB of the 64 MiB a device call may carry)
 #   with FLASHINFER=1, .whl-flashinfer/ (flashinfer-python and the needs the device image lacks, about 28 MB:
@@ -18,7 +18,6 @@ tools/install_cudnn_frontend.sh
 cmake -S . -B "$BUILD" -DZYFA_BUILD_BENCH=ON -DZYFA_BUILD_TESTS=OFF -DZYFA_BUILD_TOOLS=OFF > /dev/null
 cmake --build "$BUILD" --target zyfa_bench -j2
 
-for p in /.carry-bench/ /.whl/; do grep -qxF "$p" .git/info/exclude 2>/dev/null || echo "$p" >> .git/info/exclude; done
 rm -rf .carry-bench && mkdir -p .carry-bench/lib
 cp "$BUILD/bench/zyfa_bench" .carry-bench/
 # The Debian package has no static Google Benchmark: its shared library travels with the binary.
@@ -31,7 +30,6 @@ if ! compgen -G ".whl/fa3_fwd-*.whl" > /dev/null; then
     --platform manylinux_2_24_x86_64 --platform manylinux_2_28_x86_64 -d .whl "$FA3_WHEEL"
 fi
 if [[ "${FLASHINFER:-0}" == 1 ]]; then
-  grep -qxF "/.whl-flashinfer/" .git/info/exclude 2>/dev/null || echo "/.whl-flashinfer/" >> .git/info/exclude
   mkdir -p .whl-flashinfer
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64 \
