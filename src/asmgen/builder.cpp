@@ -362,6 +362,13 @@ void Builder::place(int label) {
 
 void Builder::bra(int label) { push(Op::kBra, Type::kB32).label = label; }
 
+void Builder::bra_if(Cmp cmp, Type type, Operand a, Operand b, int label, const char *pred_name) {
+  const Reg taken = temp(Type::kPred, pred_name);
+  setp(taken, cmp, type, a, b);
+  auto g = when(taken);
+  bra(label);
+}
+
 void Builder::exit() { push(Op::kExit, Type::kB32); }
 
 // ---- Hopper
@@ -371,23 +378,18 @@ void check_barrier_threads(int threads) {
 }
 }  // namespace
 
-void Builder::bar_sync_count(Operand barrier, int threads) {
-  expect_converged("bar.sync");
+void Builder::named_barrier(Op op, const char *what, Operand barrier, int threads) {
+  expect_converged(what);
   check_barrier_threads(threads);
-  expect_same_width(barrier, Type::kU32, "bar_sync_count id");
-  Instr &in = push(Op::kBarSync, Type::kB32);
+  expect_same_width(barrier, Type::kU32, what);
+  Instr &in = push(op, Type::kB32);
   in.src = {barrier};
   in.offset = threads;
 }
 
-void Builder::bar_arrive(Operand barrier, int threads) {
-  expect_converged("bar.arrive");
-  check_barrier_threads(threads);
-  expect_same_width(barrier, Type::kU32, "bar_arrive id");
-  Instr &in = push(Op::kBarArrive, Type::kB32);
-  in.src = {barrier};
-  in.offset = threads;
-}
+void Builder::bar_sync_count(Operand barrier, int threads) { named_barrier(Op::kBarSync, "bar.sync", barrier, threads); }
+
+void Builder::bar_arrive(Operand barrier, int threads) { named_barrier(Op::kBarArrive, "bar.arrive", barrier, threads); }
 
 void Builder::param_address(Reg d, int offset) {
   expect(d, Type::kU64, "param_address");

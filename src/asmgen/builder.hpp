@@ -135,10 +135,13 @@ class Builder {
   int new_label(const std::string &name);
   void place(int label);
   void bra(int label);  // warp-uniform
+  // if (a cmp b) goto label: a fresh predicate named `pred_name`, then a guarded bra.
+  void bra_if(Cmp cmp, Type type, Operand a, Operand b, int label, const char *pred_name);
   void exit();
 
  private:
   Instr &push(Op op, Type type);
+  void named_barrier(Op op, const char *what, Operand barrier, int threads);  // bar.sync / bar.arrive
   void expect(Reg r, Type t, const char *what) const;
   void expect_same_width(Operand o, Type t, const char *what) const;
   Program &p_;

@@ -12,6 +12,10 @@ namespace zyfa::asmgen {
 // "zyfa_<variant name>_attention": the kernel's entry in its cubin.
 std::string fp8_attention_entry(const Variant &v);
 
+// An empty program for variant v's kernel: its entry, block size, parameter block (Fp8AttentionParams) and
+// dynamic shared memory; each schedule's builder writes the code.
+Program fp8_attention_program(const Variant &v, int threads, int dynamic_smem_bytes);
+
 // The whole kernel: persistent job loop, query tiles, key blocks (fp8_attention_schedule.cpp).
 Program build_fp8_attention(const Variant &v);
 

@@ -24,14 +24,18 @@ namespace zyfa::asmgen {
 
 std::string fp8_attention_entry(const Variant &v) { return "zyfa_" + v.name + "_attention"; }
 
-Program build_fp8_attention(const Variant &v) {
-  using fp8::Emitter;
-  using P = Fp8AttentionParams;
+Program fp8_attention_program(const Variant &v, int threads, int dynamic_smem_bytes) {
   Program prog;
   prog.entry = fp8_attention_entry(v);
-  prog.threads = fp8::kThreads;
-  prog.param_bytes = int(sizeof(P));
-  prog.dynamic_smem_bytes = fp8::layout_of(v).bytes;
+  prog.threads = threads;
+  prog.param_bytes = int(sizeof(Fp8AttentionParams));
+  prog.dynamic_smem_bytes = dynamic_smem_bytes;
+  return prog;
+}
+
+Program build_fp8_attention(const Variant &v) {
+  using fp8::Emitter;
+  Program prog = fp8_attention_program(v, fp8::kThreads, fp8::layout_of(v).bytes);
   Emitter e(prog, v);
   Builder &b = e.b;
 
@@ -61,22 +65,12 @@ Program build_fp8_attention(const Variant &v) {
     b.place(key_loop);
     b.cp_async_wait(0);
     b.bar_sync(0);  // block kb has landed, and every warp is done reading block kb - 1's K and V (and Q)
-    {
-      const Reg later_block = b.temp(Type::kPred, "later_block");
-      b.setp(later_block, Cmp::kNe, Type::kS32, key_block, imm(0));
-      auto g = b.when(later_block);
-      b.bra(after_q);
-    }
+    b.bra_if(Cmp::kNe, Type::kS32, key_block, imm(0), after_q, "later_block");
     e.widen_q();
     b.place(after_q);
     e.widen_kv();
     b.bar_sync(0);  // K and V (and Q) are f16 rows; the raw buffers are free again
-    {
-      const Reg last_block = b.temp(Type::kPred, "last_block");
-      b.setp(last_block, Cmp::kGe, Type::kS32, key_block, e.tile);
-      auto g = b.when(last_block);
-      b.bra(after_prefetch);
-    }
+    b.bra_if(Cmp::kGe, Type::kS32, key_block, e.tile, after_prefetch, "last_block");
     const Reg next_key0 = b.temp(Type::kS32, "next_key0");
     b.shl(next_key0, key_block, imm(7));
     b.add(next_key0, next_key0, imm(numerics::kKeyBlock));
@@ -85,12 +79,7 @@ Program build_fp8_attention(const Variant &v) {
     b.cp_async_commit();
     b.place(after_prefetch);
     e.scores();
-    {
-      const Reg off_diagonal = b.temp(Type::kPred, "off_diagonal");
-      b.setp(off_diagonal, Cmp::kNe, Type::kS32, key_block, e.tile);
-      auto g = b.when(off_diagonal);
-      b.bra(after_mask);
-    }
+    b.bra_if(Cmp::kNe, Type::kS32, key_block, e.tile, after_mask, "off_diagonal");
     e.mask_diagonal();
     b.place(after_mask);
     e.block_max_and_rescale();
@@ -100,12 +89,7 @@ Program build_fp8_attention(const Variant &v) {
       e.fold(half);
     }
     b.add(key_block, key_block, imm(1));
-    {
-      const Reg more = b.temp(Type::kPred, "more_keys");
-      b.setp(more, Cmp::kLe, Type::kS32, key_block, e.tile);
-      auto g = b.when(more);
-      b.bra(key_loop);
-    }
+    b.bra_if(Cmp::kLe, Type::kS32, key_block, e.tile, key_loop, "more_keys");
     e.epilogue();
   });
   b.exit();

@@ -26,12 +26,7 @@ void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()>
   const int next_job = b.new_label("NEXT_JOB");
   const int done = b.new_label("JOBS_DONE");
   b.place(job_loop);
-  {
-    const Reg finished = b.temp(Type::kPred, "no_more_jobs");
-    b.setp(finished, Cmp::kGe, Type::kS32, r.job_index, load_param(b, Type::kS32, offsetof(P, n_jobs), "n_jobs"));
-    auto g = b.when(finished);
-    b.bra(done);
-  }
+  b.bra_if(Cmp::kGe, Type::kS32, r.job_index, load_param(b, Type::kS32, offsetof(P, n_jobs), "n_jobs"), done, "no_more_jobs");
   const Reg job_addr = b.temp(Type::kU64, "job_addr");
   const Reg job_index64 = b.temp(Type::kS64, "job_index64");
   b.cvt(job_index64, r.job_index, Type::kS32, Round::kNone);
@@ -44,12 +39,7 @@ void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()>
   b.place(tile_start);
   b.div(r.kv_head, r.head, load_param(b, Type::kS32, offsetof(P, group), "group"));
   tile_body();
-  {
-    const Reg single = b.temp(Type::kPred, "no_second_tile");
-    b.setp(single, Cmp::kEq, Type::kS32, r.tile_next, imm(kNoTile));
-    auto g = b.when(single);
-    b.bra(next_job);
-  }
+  b.bra_if(Cmp::kEq, Type::kS32, r.tile_next, imm(kNoTile), next_job, "no_second_tile");
   b.mov(r.tile, r.tile_next);
   b.mov(r.tile_next, imm(kNoTile));
   b.bra(tile_start);

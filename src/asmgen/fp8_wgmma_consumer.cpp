@@ -282,12 +282,7 @@ void WgmmaEmitter::consumer_tile() {
   const int last_pv = b.new_label("LAST_PV");
   const int key_loop = b.new_label("KEY_LOOP");
   b.add(kb, kb, imm(1));
-  {
-    const Reg past = b.temp(Type::kPred, "single_block");
-    b.setp(past, Cmp::kGt, Type::kS32, kb, tile);
-    auto g = b.when(past);
-    b.bra(last_pv);
-  }
+  b.bra_if(Cmp::kGt, Type::kS32, kb, tile, last_pv, "single_block");
   b.place(key_loop);
   wait_turn();
   issue_scores();
@@ -303,12 +298,7 @@ void WgmmaEmitter::consumer_tile() {
   fold();
   softmax(/*first_block=*/false);
   b.add(kb, kb, imm(1));
-  {
-    const Reg more = b.temp(Type::kPred, "more_keys");
-    b.setp(more, Cmp::kLe, Type::kS32, kb, tile);
-    auto g = b.when(more);
-    b.bra(key_loop);
-  }
+  b.bra_if(Cmp::kLe, Type::kS32, kb, tile, key_loop, "more_keys");
 
   // The last P V.
   b.place(last_pv);

@@ -176,10 +176,7 @@ void WgmmaEmitter::producer_tile() {
   });
   transpose_v();
   b.add(kb, kb, imm(1));
-  const Reg again = b.temp(Type::kPred, "again");
-  b.setp(again, Cmp::kLe, Type::kS32, kb, tile);
-  auto g = b.when(again);
-  b.bra(loop);
+  b.bra_if(Cmp::kLe, Type::kS32, kb, tile, loop, "again");
 }
 
 }  // namespace zyfa::asmgen::fp8w

@@ -164,11 +164,7 @@ void WgmmaEmitter::for_each_tile(const std::function<void()> &tile_body) {
 
 Program build_fp8_wgmma_attention(const Variant &v) {
   using fp8w::WgmmaEmitter;
-  Program prog;
-  prog.entry = fp8_attention_entry(v);
-  prog.threads = fp8w::kThreads;
-  prog.param_bytes = int(sizeof(Fp8AttentionParams));
-  prog.dynamic_smem_bytes = fp8w::shared_layout(v).bytes;
+  Program prog = fp8_attention_program(v, fp8w::kThreads, fp8w::shared_layout(v).bytes);
   WgmmaEmitter e(prog, v);
   Builder &b = e.b;
 
