@@ -133,7 +133,10 @@ def make_call(impl, meta, t, want_lse=False):
             raise Unsupported("flashinfer's FP8 prefill asserts d_qk == d_v")
         try:
             import flashinfer
-        except Exception as e:  # noqa: BLE001 - any import failure means the wheel does not run here
+        except ModuleNotFoundError as e:
+            # Its wheels (.whl-flashinfer) travel in a call of their own: elsewhere it is absent, not broken.
+            raise Unsupported(f"flashinfer not installed in this call (carry .whl-flashinfer): {e}")
+        except Exception as e:  # noqa: BLE001 - any other import failure means the wheel does not run here
             raise Unsupported(f"flashinfer does not import: {type(e).__name__}: {e}")
         kw = {"causal": True, "sm_scale": scale, "backend": "fa3", "kv_layout": "NHD"}
         if fp8:
