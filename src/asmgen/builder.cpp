@@ -299,6 +299,16 @@ void Builder::ldmatrix_x4(const std::array<Reg, 4> &d, Reg addr, int64_t offset,
   in.transpose = transpose;
 }
 
+void Builder::stmatrix_x4(Reg addr, int64_t offset, const std::array<Reg, 4> &values) {
+  expect_converged("stmatrix");
+  expect(addr, Type::kU32, "stmatrix address");
+  for (Reg r : values) expect(r, Type::kB32, "stmatrix");
+  Instr &in = push(Op::kStmatrixX4, Type::kB32);
+  in.src = {addr};
+  in.src.insert(in.src.end(), values.begin(), values.end());
+  in.offset = offset;
+}
+
 void Builder::cp_async_16(Reg smem_addr, int64_t smem_offset, Reg global_addr, Operand src_bytes) {
   expect(smem_addr, Type::kU32, "cp.async shared address");
   expect(global_addr, Type::kU64, "cp.async global address");

@@ -162,6 +162,9 @@ class Printer {
         out_ << "ldmatrix.sync.aligned.m8n8.x4" << (in.transpose ? ".trans" : "") << ".shared.b16 " << list(in.dst)
              << ", " << address(in);
         break;
+      case Op::kStmatrixX4:
+        out_ << "stmatrix.sync.aligned.m8n8.x4.shared.b16 " << address(in) << ", " << values(in.src, 1, in.type);
+        break;
       case Op::kCpAsync:
         out_ << "cp.async.cg.shared.global [" << reg(in.src[0].reg) << (in.offset ? "+" + std::to_string(in.offset) : "")
              << "], [" << reg(in.src[1].reg) << "], 16, " << operand(in.src[2], Type::kU32);

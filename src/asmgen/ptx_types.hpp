@@ -24,7 +24,7 @@ enum class Op : uint8_t {
   // predicates
   kSetp, kSelp, kVoteAny,
   // memory
-  kLdParam, kLdGlobal, kStGlobal, kLdShared, kStShared, kLdmatrixX4, kCpAsync, kCpAsyncCommit,
+  kLdParam, kLdGlobal, kStGlobal, kLdShared, kStShared, kLdmatrixX4, kStmatrixX4, kCpAsync, kCpAsyncCommit,
   kCpAsyncWait,
   // warp and CTA collectives
   kShflBfly, kBarSync, kBarArrive, kMmaF16,
