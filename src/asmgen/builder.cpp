@@ -322,6 +322,17 @@ void Builder::cp_async_commit() { push(Op::kCpAsyncCommit, Type::kB32); }
 
 void Builder::cp_async_wait(int pending_groups) { push(Op::kCpAsyncWait, Type::kB32).aux = pending_groups; }
 
+void Builder::shfl_idx(Reg d, Reg a, int src_lane) {
+  expect_converged("shfl");
+  expect_same_width(d, Type::kB32, "shfl_idx");
+  expect(a, type(d), "shfl_idx");
+  if (src_lane < 0 || src_lane > 31) throw std::logic_error("shfl_idx: source lane outside the warp");
+  Instr &in = push(Op::kShflIdx, Type::kB32);
+  in.dst = {d};
+  in.src = {a};
+  in.aux = src_lane;
+}
+
 void Builder::shfl_bfly(Reg d, Reg a, int lane_mask) {
   expect_converged("shfl");
   expect_same_width(d, Type::kB32, "shfl_bfly");

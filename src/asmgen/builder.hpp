@@ -100,6 +100,9 @@ class Builder {
 
   // ---- collectives
   void shfl_bfly(Reg d, Reg a, int lane_mask);
+  // d = a of lane `src_lane`: the same in every lane, which ptxas can then prove warp-uniform and keep in
+  // uniform registers (a value derived from %tid it cannot).
+  void shfl_idx(Reg d, Reg a, int src_lane);
   void bar_sync(int barrier);
   // d = a * b + c, m16n8k16, f16 inputs (f16x2 registers), fp32 accumulators.
   void mma_f16(const std::array<Reg, 4> &d, const std::array<Reg, 4> &a, const std::array<Reg, 2> &b,

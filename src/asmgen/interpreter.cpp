@@ -170,7 +170,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
   auto set = [&](Reg d, int lane, uint64_t v) { w.r(d, lane) = v & width_mask(p_.regs.type(d)); };
   const Type t = in.type;
   const bool f = t == Type::kF32;
-  const bool collective = in.op == Op::kShflBfly || in.op == Op::kVoteAny || in.op == Op::kLdmatrixX4 ||
+  const bool collective = in.op == Op::kShflBfly || in.op == Op::kShflIdx || in.op == Op::kVoteAny || in.op == Op::kLdmatrixX4 ||
                           in.op == Op::kStmatrixX4 ||
                           in.op == Op::kMmaF16 || in.op == Op::kBarSync;
   if (collective && in.guard.valid()) return "a warp-collective instruction is predicated";
@@ -233,6 +233,11 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
       uint64_t src[kWarpSize];
       for (int lane = 0; lane < kWarpSize; ++lane) src[lane] = w.r(in.src[0].reg, lane);
       for (int lane = 0; lane < kWarpSize; ++lane) set(in.dst[0], lane, src[lane ^ int(in.aux)]);
+      break;
+    }
+    case Op::kShflIdx: {
+      const uint64_t v = w.r(in.src[0].reg, int(in.aux));
+      for (int lane = 0; lane < kWarpSize; ++lane) set(in.dst[0], lane, v);
       break;
     }
     case Op::kVoteAny: {

@@ -171,6 +171,9 @@ class Printer {
         break;
       case Op::kCpAsyncCommit: out_ << "cp.async.commit_group"; break;
       case Op::kCpAsyncWait: out_ << "cp.async.wait_group " << in.aux; break;
+      case Op::kShflIdx:
+        out_ << "shfl.sync.idx.b32 " << reg(in.dst[0]) << ", " << reg(in.src[0].reg) << ", " << in.aux << ", 31, 0xffffffff";
+        break;
       case Op::kShflBfly:
         out_ << "shfl.sync.bfly.b32 " << reg(in.dst[0]) << ", " << reg(in.src[0].reg) << ", " << in.aux << ", 31, 0xffffffff";
         break;
