@@ -6,7 +6,7 @@
 //   bmax = c * rowmax(S);  if m = -inf or bmax > m + tau:  alpha = 2^(m - bmax), m = bmax
 //   P    = bf16(2^(S c - m))                          (one FFMA and one EX2 per score, rounded once)
 //   O    = alpha O + P V_kb,   l = alpha l + rowsum(P) (the rounded P, as the CPU backend sums it)
-//   out  = bf16(O / l),  lse = (m + log2 l) ln 2
+//   out  = bf16(O * output_scale(l)),  lse = (m + log2 l) ln 2
 //
 // The CTA is three warpgroups. The producer issues TMA copies of Q, K and V tiles into shared memory and
 // completes them on mbarriers. Two consumer warpgroups own 64 query rows each and share every K and V
@@ -463,7 +463,7 @@ struct Consumer {
     store(t);
   }
 
-  // ---- epilogue: out = bf16(O / l) and lse, rows inside seqlen only.
+  // ---- epilogue: out = bf16(O * output_scale(l)) and lse, rows inside seqlen only.
   __device__ void store(const TileCoord &t) {
 #pragma unroll
     for (int h = 0; h < kRowHalves; ++h) {
@@ -472,10 +472,11 @@ struct Consumer {
       if (row >= p.seqlen) continue;
       __nv_bfloat16 *out_row =
           p.out + int64_t(t.batch) * p.out_batch_stride + row * p.out_seq_stride + int64_t(t.head) * p.out_head_stride;
+      const float scale = nx::output_scale(row_l, 1.0f);
 #pragma unroll
       for (int ch = 0; ch < kChunks; ++ch) {
-        const float y0 = __fdiv_rn(o[fragment(ch, h, 0)], row_l);
-        const float y1 = __fdiv_rn(o[fragment(ch, h, 1)], row_l);
+        const float y0 = __fmul_rn(o[fragment(ch, h, 0)], scale);
+        const float y1 = __fmul_rn(o[fragment(ch, h, 1)], scale);
         *reinterpret_cast<uint32_t *>(out_row + 8 * ch + 2 * (lane % 4)) = pack_bf16x2(y0, y1);
       }
       if (p.lse != nullptr && lane % 4 == 0)
