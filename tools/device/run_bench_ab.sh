@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# On the device: zyfa_bench from several builds, interleaved round by round over the same shapes, for an
+# A/B of kernel speed in one call on one warm GPU (the bench binary times kernels only; the zyfa command
+# of run_ab.sh also checks against fp64, which costs about 30 s per run at 16K).
+# Here, per build: tools/device/prepare_bench.sh BUILD_DIR, then copy .carry-bench to .carry-bench-NAME
+# (ignored by git); carry them all (about 4.4 MB each).
+# Usage: ROUNDS=2 bash tools/device/run_bench_ab.sh "NAME NAME..." ZYFA_BENCH_FLAGS...
+#   e.g. bash tools/device/run_bench_ab.sh "main stsm" --dtypes=fp8 --families=gqa-d128 --seqlens=2048,16384
+# Prints every repeat, then per (benchmark, build) the median TFLOP/s over all rounds and its ratio to the
+# first build's; exit 1 if a run fails.
+set -uo pipefail
+read -r -a names <<< "${1:?usage: run_bench_ab.sh \"NAMES\" ZYFA_BENCH_FLAGS...}"
+shift
+readonly OUTDIR="${OUT:-$PWD/bench-out}"
+mkdir -p "$OUTDIR"
+readonly LOG="$OUTDIR/bench_ab.txt"
+: > "$LOG"
+status=0
+for round in $(seq "${ROUNDS:-2}"); do
+  # The builds' order rotates by round, so that drift (clocks, temperature) favours none of them.
+  for i in "${!names[@]}"; do
+    name="${names[$(( (i + round - 1) % ${#names[@]} ))]}"
+    OUT="/tmp/bench-ab-$name-$round" CARRY=".carry-bench-$name" STEP_TIMEOUT="${STEP_TIMEOUT:-120}" \
+      bash tools/device/run_bench.sh kernel --impls=zyfa "$@" > "/tmp/bench-ab-$name-$round.log" 2>&1 || status=1
+    grep manual_time "/tmp/bench-ab-$name-$round.log" | awk -v n="$name" -v r="$round" \
+      '{ sub(/\/rep[0-9]+\/iterations:1\/manual_time/, "", $1); print r, n, $1, $(NF-1) }' | tee -a "$LOG"
+  done
+done
+python3 - "$LOG" "${names[@]}" <<'PY'
+import collections, statistics, sys
+log, names = sys.argv[1], sys.argv[2:]
+tf = collections.defaultdict(list)
+for line in open(log):
+    r, name, bench, value = line.split()
+    tf[(bench, name)].append(float(value))
+for bench in sorted({b for b, _ in tf}):
+    base = statistics.median(tf[(bench, names[0])]) if tf.get((bench, names[0])) else None
+    cells = []
+    for n in names:
+        if (bench, n) in tf:
+            med = statistics.median(tf[(bench, n)])
+            cells.append(f"{n} {med:7.1f}" + (f" ({med / base:.3f}x)" if base else ""))
+    print(f"{bench:60s} " + "  ".join(cells))
+PY
+exit $status
