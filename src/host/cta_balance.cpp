@@ -44,8 +44,7 @@ std::vector<int64_t> blocks_per_cta(const std::vector<Job> &table, int64_t grid)
 
 void balance_tail(std::vector<Job> *table, int64_t grid) {
   const int64_t n = int64_t(table->size());
-  // Splitting adds at most two jobs per CTA; the kernels index jobs with int32.
-  if (grid < 2 || n <= grid || n % grid == 0 || n > int64_t(INT32_MAX) - 2 * grid) return;
+  if (grid < 2 || n <= grid || n % grid == 0) return;
   const int64_t kept_rounds = n / grid - 1;  // the last one or two rounds (grid + 1 to 2 grid - 1 jobs) move
   const int64_t kept = kept_rounds * grid;
 
@@ -84,12 +83,17 @@ void balance_tail(std::vector<Job> *table, int64_t grid) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lists[a].size() > lists[b].size(); });
 
   std::vector<Job> out;
-  out.reserve(size_t(n + 2 * grid));
   for (size_t k = 0; k < most; ++k) {
     for (size_t c : order) {
       if (k < lists[c].size()) out.push_back(lists[c][k]);
     }
   }
+  // Keep the table as it was where the balance gains nothing (many small tiles: the splits that fit the
+  // counts then move kept rounds too), or where the kernels' int32 job index (and its step by the grid)
+  // would not hold the longer table.
+  const std::vector<int64_t> before = blocks_per_cta(*table, grid), after = blocks_per_cta(out, grid);
+  if (*std::max_element(after.begin(), after.end()) >= *std::max_element(before.begin(), before.end())) return;
+  if (int64_t(out.size()) > int64_t(INT32_MAX) - grid) return;
   *table = std::move(out);
 }
 

@@ -25,7 +25,8 @@ int64_t job_blocks(const Job &job);
 
 // Rewrites *table (pairs and singles, as build_job_table makes them) for a strided walk over `grid` CTAs.
 // Leaves it as it is where there is no tail to balance (at most one round of jobs, whole rounds only, or
-// one CTA) or where the counts cannot be made to fit the walk. Throws std::bad_alloc only.
+// one CTA), where the counts cannot be made to fit the walk, where the slowest CTA would not get faster,
+// or where the longer table would not fit the kernels' int32 job index. Throws std::bad_alloc only.
 void balance_tail(std::vector<Job> *table, int64_t grid);
 
 // The key blocks each CTA runs under the strided walk of `table` over `grid` CTAs (for tests and notes).

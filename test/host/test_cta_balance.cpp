@@ -125,6 +125,21 @@ TEST(CtaBalance, LeavesTablesWithoutATailAlone) {
   }
 }
 
+TEST(CtaBalance, NeverMakesTheSlowestCtaSlower) {
+  // Short sequences with many heads: many small tiles, where fitting the counts splits many pairs.
+  for (int64_t seqlen : {129, 300, 640, 1000, 2047}) {
+    for (int64_t heads : {40, 100, 512}) {
+      const Case c{"s" + std::to_string(seqlen) + "_h" + std::to_string(heads), 1, heads, heads / 4 ? heads / 4 : 1,
+                   seqlen, kH200Sms};
+      const std::vector<Job> original = built(c);
+      std::vector<Job> table = original;
+      balance_tail(&table, c.grid);
+      const std::vector<int64_t> a = blocks_per_cta(original, c.grid), b = blocks_per_cta(table, c.grid);
+      EXPECT_LE(*std::max_element(b.begin(), b.end()), *std::max_element(a.begin(), a.end())) << c.name;
+    }
+  }
+}
+
 TEST(CtaBalance, IsAFunctionOfTheShapeAndTheGrid) {
   const Case c{"llama_s8192", 1, 64, 8, 8192, kH200Sms};
   std::vector<Job> a = built(c), b = built(c);
