@@ -299,6 +299,16 @@ void Builder::ldmatrix_x4(const std::array<Reg, 4> &d, Reg addr, int64_t offset,
   in.transpose = transpose;
 }
 
+void Builder::stmatrix_x4(Reg addr, int64_t offset, const std::array<Reg, 4> &values) {
+  expect_converged("stmatrix");
+  expect(addr, Type::kU32, "stmatrix address");
+  for (Reg r : values) expect(r, Type::kB32, "stmatrix");
+  Instr &in = push(Op::kStmatrixX4, Type::kB32);
+  in.src = {addr};
+  in.src.insert(in.src.end(), values.begin(), values.end());
+  in.offset = offset;
+}
+
 void Builder::cp_async_16(Reg smem_addr, int64_t smem_offset, Reg global_addr, Operand src_bytes) {
   expect(smem_addr, Type::kU32, "cp.async shared address");
   expect(global_addr, Type::kU64, "cp.async global address");
@@ -311,6 +321,17 @@ void Builder::cp_async_16(Reg smem_addr, int64_t smem_offset, Reg global_addr, O
 void Builder::cp_async_commit() { push(Op::kCpAsyncCommit, Type::kB32); }
 
 void Builder::cp_async_wait(int pending_groups) { push(Op::kCpAsyncWait, Type::kB32).aux = pending_groups; }
+
+void Builder::shfl_idx(Reg d, Reg a, int src_lane) {
+  expect_converged("shfl");
+  expect_same_width(d, Type::kB32, "shfl_idx");
+  expect(a, type(d), "shfl_idx");
+  if (src_lane < 0 || src_lane > 31) throw std::logic_error("shfl_idx: source lane outside the warp");
+  Instr &in = push(Op::kShflIdx, Type::kB32);
+  in.dst = {d};
+  in.src = {a};
+  in.aux = src_lane;
+}
 
 void Builder::shfl_bfly(Reg d, Reg a, int lane_mask) {
   expect_converged("shfl");

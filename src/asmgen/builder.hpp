@@ -88,6 +88,9 @@ class Builder {
   void st_shared(Type type, Reg addr, int64_t offset, const std::vector<Operand> &values);
   // Four 8x8 matrices of 16-bit elements; `transpose` gives each thread a column pair instead of a row pair.
   void ldmatrix_x4(const std::array<Reg, 4> &d, Reg addr, int64_t offset, bool transpose);
+  // ldmatrix's inverse (not transposed): thread (g = lane / 4, t = lane % 4) writes values[m] as elements
+  // 2t, 2t + 1 of row g of matrix m, whose 16 bytes start at the address lane 8 m + g gives.
+  void stmatrix_x4(Reg addr, int64_t offset, const std::array<Reg, 4> &values);
 
   // 16 bytes global -> shared, asynchronously; bytes past `src_bytes` (0 or 16) are written as zeros and
   // not read. Complete (for this thread) after cp_async_wait; visible to others after a barrier too.
@@ -97,6 +100,9 @@ class Builder {
 
   // ---- collectives
   void shfl_bfly(Reg d, Reg a, int lane_mask);
+  // d = a of lane `src_lane`: the same in every lane, which ptxas can then prove warp-uniform and keep in
+  // uniform registers (a value derived from %tid it cannot).
+  void shfl_idx(Reg d, Reg a, int src_lane);
   void bar_sync(int barrier);
   // d = a * b + c, m16n8k16, f16 inputs (f16x2 registers), fp32 accumulators.
   void mma_f16(const std::array<Reg, 4> &d, const std::array<Reg, 4> &a, const std::array<Reg, 2> &b,

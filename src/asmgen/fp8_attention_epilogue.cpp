@@ -1,4 +1,4 @@
-// The end of a query tile: out = bf16(O / l * v_descale) (round to nearest even) and, when asked for,
+// The end of a query tile: out = bf16(O * ((1 / l) * v_descale)) (round to nearest even) and, when asked for,
 // lse = (m + log2 l) * ln 2, for the rows inside seqlen (emit_store_tile, shared with the wgmma schedule).
 #include "asmgen/fp8_attention_emitter.hpp"
 #include "asmgen/fp8_recurrence.hpp"

@@ -11,7 +11,7 @@
 //         block max, lazy rescale, per-block shift, P codes (lean or exact)
 //         per half of the output columns: acc = P V (and rowsum = P 1) in fresh accumulators, then
 //           O = O + 2^-shift acc, l = l + 2^-shift rowsum
-//       epilogue: out = bf16(O / l * v_descale), lse
+//       epilogue: out = bf16(O * ((1 / l) * v_descale)), lse
 //
 // The mma.sync schedule: register-level mma.sync, cp.async staging, no warp specialization, any strides.
 // The Hopper schedule (TMA, wgmma, warp specialization) is fp8_wgmma_schedule.cpp; the numerics are the same.

@@ -187,12 +187,14 @@ void emit_store_tile(Builder &b, const TileRows &t) {
     const Reg addr = b.temp(Type::kU64, "out_addr");
     b.mad_lo(addr, elem, imm(2), out);
     b.add(addr, addr, col_bytes);
+    const Reg scale = b.temp(Type::kF32, "out_scale");  // numerics::output_scale: (1 / l) * v_descale
+    b.div(scale, f32(1.0f), lh);
+    b.mul(scale, scale, t.v_descale);
     for (int i = 0; i < t.chunks; ++i) {
       std::array<Reg, 2> y;
       for (int e = 0; e < 2; ++e) {
         y[size_t(e)] = b.temp(Type::kF32, "y");
-        b.div(y[size_t(e)], t.o(i, h, e), lh);
-        b.mul(y[size_t(e)], y[size_t(e)], t.v_descale);
+        b.mul(y[size_t(e)], t.o(i, h, e), scale);
       }
       const Reg packed = b.temp(Type::kB32, "out_bf16x2");
       b.cvt_bf16x2(packed, y[1], y[0]);

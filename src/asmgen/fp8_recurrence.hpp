@@ -54,7 +54,7 @@ struct TileRows {
   int chunks = 0;  // n8 chunks of O's columns
   std::function<Reg(int chunk, int row, int col)> o;
 };
-// out = bf16(O / l * v_descale) for the rows inside seqlen; lse = (m + log2 l) ln 2 where asked for.
+// out = bf16(O * ((1 / l) * v_descale)) for the rows inside seqlen; lse = (m + log2 l) ln 2 where asked for.
 void emit_store_tile(Builder &b, const TileRows &t);
 
 }  // namespace zyfa::asmgen

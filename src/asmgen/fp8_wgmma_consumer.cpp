@@ -27,8 +27,13 @@ constexpr int kLowHalves = 0x5410;
 }  // namespace
 
 void WgmmaEmitter::consumer_setup() {
+  // The consumer index, broadcast from lane 0: ptxas then knows it is warp-uniform, so the turn barriers'
+  // ids and Q's descriptor, which derive from it, live in uniform registers (no R2UR and 64-bit vector adds
+  // before every wgmma, no %tid reread before every turn).
   consumer = b.reg(Type::kS32, "consumer");
-  b.sub(consumer, warpgroup, imm(1));
+  const Reg own = b.temp(Type::kS32, "consumer_of_lane");
+  b.sub(own, warpgroup, imm(1));
+  b.shfl_idx(consumer, own, 0);
   turn_mine = b.reg(Type::kU32, "turn_mine");
   turn_other = b.reg(Type::kU32, "turn_other");
   b.add(turn_mine, consumer, imm(kFirstTurnBarrier));

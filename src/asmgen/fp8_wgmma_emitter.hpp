@@ -29,6 +29,7 @@
 
 #include "asmgen/builder.hpp"
 #include "asmgen/fp8_kernel_params.h"
+#include "asmgen/fp8_vt_transpose.hpp"
 #include "asmgen/variants.hpp"
 #include "kernels/numerics.h"
 
@@ -71,6 +72,7 @@ constexpr int kRowSumReg = 4 * (kDv / 8);      // the row-sum chunk: register 64
 static_assert(kRowsPerConsumer == 64, "one wgmma M per consumer warpgroup");
 static_assert(nx::kKeyBlock == nx::kQueryTile, "the diagonal of a query tile must be exactly one key block");
 static_assert(kPvN % 8 == 0 && kPvN <= 256, "the N of an e4m3 wgmma");
+static_assert(kVtDims == kDv && kVtWarps == kWarpsPerWarpgroup, "the producer warpgroup transposes V");
 
 // ---- shared memory
 // K, V and V^T buffers each: as many as shared memory holds, up to kMaxStages (an FP8 block is consumed
@@ -80,6 +82,7 @@ constexpr int kMaxSharedBytes = 227 * 1024;  // a CTA's dynamic shared memory on
 // V as TMA lands it and V^T: 128-byte rows, 128-byte swizzle.
 constexpr int kVRowBytes = 128;
 constexpr int kSwizzleGroupRows = 8;  // a swizzle atom is 8 rows
+static_assert(kVRowBytes == kVtRowBytes && kSwizzleGroupRows == kVtSwizzleRows, "one swizzle rule for V and V^T");
 constexpr int kAtomAlign = 1024;
 constexpr uint32_t kE4m3OneX4 = 0x38383838u;  // four e4m3 1.0
 // wgmma descriptor swizzle modes (bits 62-63).
@@ -150,8 +153,7 @@ class WgmmaEmitter {
   Reg issuer;        // thread 0: issues the copies
   Ring issue_ring, transpose_ring;
   Reg producer_q_phase;  // parity of Q's barriers on the producer side
-  std::array<Reg, 4> v_load_offset;    // per 32-column pair: this lane's ldmatrix row in a V block
-  std::array<Reg, 4> vt_store_offset;  // per (key group of the warp, row parity): this lane's V^T word
+  VtTransposeLanes vt_lanes;  // this lane's V and V^T addresses and PRMT selectors (fp8_vt_transpose.hpp)
 
   // ---- consumers
   Reg consumer;                  // 0 or 1

@@ -117,8 +117,11 @@ void WgmmaEmitter::kernel_setup() {
   b.shr(warp, tid, imm(5));
   b.and_(warp, warp, imm(kWarpsPerWarpgroup - 1));
   b.and_(lane, tid, imm(kWarpSize - 1));
-  b.setp(p_true, Cmp::kGe, Type::kS32, tid, imm(0));
-  b.setp(p_false, Cmp::kLt, Type::kS32, tid, imm(0));
+  // Constants ptxas can see through: a wgmma's scale-d then becomes PT or !PT, not a VOTEU per product.
+  const Reg zero = b.temp(Type::kS32, "zero");
+  b.mov(zero, imm(0));
+  b.setp(p_true, Cmp::kEq, Type::kS32, zero, imm(0));
+  b.setp(p_false, Cmp::kNe, Type::kS32, zero, imm(0));
   const Reg raw = b.temp(Type::kU32, "smem_raw");
   b.read_special(raw, Special::kSmemBase);
   b.add(smem, raw, imm(kAtomAlign - 1));

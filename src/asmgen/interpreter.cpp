@@ -170,7 +170,8 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
   auto set = [&](Reg d, int lane, uint64_t v) { w.r(d, lane) = v & width_mask(p_.regs.type(d)); };
   const Type t = in.type;
   const bool f = t == Type::kF32;
-  const bool collective = in.op == Op::kShflBfly || in.op == Op::kVoteAny || in.op == Op::kLdmatrixX4 ||
+  const bool collective = in.op == Op::kShflBfly || in.op == Op::kShflIdx || in.op == Op::kVoteAny || in.op == Op::kLdmatrixX4 ||
+                          in.op == Op::kStmatrixX4 ||
                           in.op == Op::kMmaF16 || in.op == Op::kBarSync;
   if (collective && in.guard.valid()) return "a warp-collective instruction is predicated";
 
@@ -234,6 +235,11 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
       for (int lane = 0; lane < kWarpSize; ++lane) set(in.dst[0], lane, src[lane ^ int(in.aux)]);
       break;
     }
+    case Op::kShflIdx: {
+      const uint64_t v = w.r(in.src[0].reg, int(in.aux));
+      for (int lane = 0; lane < kWarpSize; ++lane) set(in.dst[0], lane, v);
+      break;
+    }
     case Op::kVoteAny: {
       bool any = false;
       for (int lane = 0; lane < kWarpSize; ++lane) any = any || w.r(in.src[0].reg, lane) != 0;
@@ -257,6 +263,19 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           const uint64_t lo = in.transpose ? elem(m, c, g) : elem(m, g, c);
           const uint64_t hi = in.transpose ? elem(m, c + 1, g) : elem(m, g, c + 1);
           set(in.dst[size_t(m)], lane, lo | hi << 16);
+        }
+      break;
+    }
+    case Op::kStmatrixX4: {
+      uint64_t row_addr[kWarpSize];
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        row_addr[lane] = (w.r(in.src[0].reg, lane) & 0xffffffffu) + uint64_t(in.offset);
+        if (row_addr[lane] % 16 != 0 || row_addr[lane] + 16 > smem_.size()) return "stmatrix row outside shared memory";
+      }
+      for (int lane = 0; lane < kWarpSize; ++lane)
+        for (int m = 0; m < 4; ++m) {
+          const uint32_t v = uint32_t(w.r(in.src[size_t(1 + m)].reg, lane));
+          std::memcpy(&smem_[size_t(row_addr[8 * m + lane / 4]) + size_t(4 * (lane % 4))], &v, 4);
         }
       break;
     }

@@ -162,12 +162,18 @@ class Printer {
         out_ << "ldmatrix.sync.aligned.m8n8.x4" << (in.transpose ? ".trans" : "") << ".shared.b16 " << list(in.dst)
              << ", " << address(in);
         break;
+      case Op::kStmatrixX4:
+        out_ << "stmatrix.sync.aligned.m8n8.x4.shared.b16 " << address(in) << ", " << values(in.src, 1, in.type);
+        break;
       case Op::kCpAsync:
         out_ << "cp.async.cg.shared.global [" << reg(in.src[0].reg) << (in.offset ? "+" + std::to_string(in.offset) : "")
              << "], [" << reg(in.src[1].reg) << "], 16, " << operand(in.src[2], Type::kU32);
         break;
       case Op::kCpAsyncCommit: out_ << "cp.async.commit_group"; break;
       case Op::kCpAsyncWait: out_ << "cp.async.wait_group " << in.aux; break;
+      case Op::kShflIdx:
+        out_ << "shfl.sync.idx.b32 " << reg(in.dst[0]) << ", " << reg(in.src[0].reg) << ", " << in.aux << ", 31, 0xffffffff";
+        break;
       case Op::kShflBfly:
         out_ << "shfl.sync.bfly.b32 " << reg(in.dst[0]) << ", " << reg(in.src[0].reg) << ", " << in.aux << ", 31, 0xffffffff";
         break;

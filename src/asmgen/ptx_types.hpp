@@ -24,10 +24,10 @@ enum class Op : uint8_t {
   // predicates
   kSetp, kSelp, kVoteAny,
   // memory
-  kLdParam, kLdGlobal, kStGlobal, kLdShared, kStShared, kLdmatrixX4, kCpAsync, kCpAsyncCommit,
+  kLdParam, kLdGlobal, kStGlobal, kLdShared, kStShared, kLdmatrixX4, kStmatrixX4, kCpAsync, kCpAsyncCommit,
   kCpAsyncWait,
   // warp and CTA collectives
-  kShflBfly, kBarSync, kBarArrive, kMmaF16,
+  kShflBfly, kShflIdx, kBarSync, kBarArrive, kMmaF16,
   // Hopper's asynchronous machinery (the wgmma kernels; the CPU interpreter does not model these)
   kParamAddress, kPrefetchTensormap, kSetmaxnreg, kFenceProxyAsync, kFenceMbarrierInit, kMbarInit, kMbarArrive,
   kMbarExpectTx, kMbarWait, kTmaLoad4d, kWgmma, kWgmmaFence, kWgmmaCommit, kWgmmaWait,

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "host/cta_balance.hpp"
 #include "host/cuda_api.hpp"
 #include "host/error.hpp"
 #include "kernels/numerics.h"
@@ -261,6 +262,13 @@ struct PlanCache::Impl {
       return fail(ZYFA_STATUS_CUDA_ERROR, "plan cache: could not read the multiprocessor count of device %d",
                   k.device);
     }
+    const int64_t grid = std::min<int64_t>(int64_t(sms) * key.ctas_per_sm, int64_t(table.size()));
+    try {
+      balance_tail(&table, grid);
+    } catch (const std::bad_alloc &) {
+      return fail(ZYFA_STATUS_OUT_OF_MEMORY, "plan cache: no host memory to balance %lld jobs over %lld CTAs",
+                  (long long)table.size(), (long long)grid);
+    }
     const int64_t n_jobs = int64_t(table.size());
     TrackedPlan *plan = new (std::nothrow) TrackedPlan;
     if (plan == nullptr) return fail(ZYFA_STATUS_OUT_OF_MEMORY, "plan cache: no host memory for a plan");
@@ -276,8 +284,8 @@ struct PlanCache::Impl {
     plan->device = k.device;
     plan->bytes = bytes;
     plan->schedule.jobs = static_cast<const Job *>(device_table);
-    plan->schedule.n_jobs = int32_t(n_jobs);  // build_job_table bounds it by INT32_MAX
-    plan->schedule.grid = int32_t(std::min<int64_t>(int64_t(sms) * key.ctas_per_sm, n_jobs));
+    plan->schedule.n_jobs = int32_t(n_jobs);  // build_job_table and balance_tail bound it by INT32_MAX
+    plan->schedule.grid = int32_t(grid);
     // From here the shared_ptr owns the table; if it cannot allocate its control block it defers it.
     std::shared_ptr<const Plan> owned(plan, DeferTable{backing});
     built->push_back(Entry{key, std::move(owned)});

@@ -1,5 +1,6 @@
 // The plan cache: for each (device, dtype, d_qk, d_v, batch, nheads, nheads_k, seqlen), the pair-balanced
-// job table of the persistent grid, built on the host once and uploaded to device memory. The layout is not
+// job table of the persistent grid, its last rounds rebalanced over the grid (host/cta_balance.hpp), built
+// on the host once and uploaded to device memory. The layout is not
 // part of the key: jobs name (batch, head, tile), never an address, so every layout of a shape shares one
 // plan (a shape prepared as BSHD may be captured as STRIDED).
 // Thread-safe, bounded (least recently used first out), with statistics. An evicted table is freed only

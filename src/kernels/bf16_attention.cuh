@@ -5,8 +5,8 @@
 //   S    = Q K_kb^T                                   (wgmma, fp32)
 //   bmax = c * rowmax(S);  if m = -inf or bmax > m + tau:  alpha = 2^(m - bmax), m = bmax
 //   P    = bf16(2^(S c - m))                          (one FFMA and one EX2 per score, rounded once)
-//   O    = alpha O + P V_kb,   l = alpha l + rowsum(P) (the rounded P, as the CPU backend sums it)
-//   out  = bf16(O / l),  lse = (m + log2 l) ln 2
+//   O    = alpha O + P V_kb,   l = alpha l + rowsum(P) (the rounded P, summed by the tensor cores as P x ones)
+//   out  = bf16(O * output_scale(l)),  lse = (m + log2 l) ln 2
 //
 // The CTA is three warpgroups. The producer issues TMA copies of Q, K and V tiles into shared memory and
 // completes them on mbarriers. Two consumer warpgroups own 64 query rows each and share every K and V
@@ -86,6 +86,10 @@ struct SharedStorage {
     bf16 q[Shape::kQueryRows * Shape::kHeadDimQK];
     bf16 k[Shape::kStages][Shape::kKeyRows * Shape::kHeadDimQK];
     bf16 v[Shape::kStages][Shape::kKeyRows * Shape::kHeadDimV];
+    // All ones: the B of a P x ones product (m64n8) whose accumulator holds each row's sum of the rounded
+    // P, the denominator, in the tensor cores beside O. Two swizzle atoms hold every address the product's
+    // descriptor reaches (8 columns, 16 keys per k-step, the same descriptor for every step).
+    uint32_t ones[2 * hw::kSwizzleAtomBytes / 4];
   };
   struct Barriers {
     hw::Mbarrier q_full, q_empty;
@@ -192,6 +196,7 @@ struct Producer {
 constexpr int kFragments = hw::kAccumulatorsN128;
 constexpr int kChunks = kFragments / 4;
 constexpr int kRowHalves = 2;
+constexpr uint32_t kBf16OnesPair = 0x3F803F80u;  // two bf16 1.0
 __device__ __forceinline__ constexpr int fragment(int chunk, int half, int col) { return 4 * chunk + 2 * half + col; }
 
 __device__ __forceinline__ float exp2_approx(float x) {
@@ -199,24 +204,18 @@ __device__ __forceinline__ float exp2_approx(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
-// Two floats as bf16 pairs rounded to nearest even; `lo` in the low half (the first column).
-__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
-  uint32_t r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-__device__ __forceinline__ float low_bf16(uint32_t pair) { return __uint_as_float(pair << 16); }
-__device__ __forceinline__ float high_bf16(uint32_t pair) { return __uint_as_float(pair & 0xFFFF0000u); }
-
 constexpr unsigned kFullWarp = 0xFFFFFFFFu;
 // The four lanes of a quad hold one row's columns between them.
 __device__ __forceinline__ float quad_max(float x) {
   x = fmaxf(x, __shfl_xor_sync(kFullWarp, x, 1));
   return fmaxf(x, __shfl_xor_sync(kFullWarp, x, 2));
 }
-__device__ __forceinline__ float quad_sum(float x) {
-  x += __shfl_xor_sync(kFullWarp, x, 1);
-  return x + __shfl_xor_sync(kFullWarp, x, 2);
+
+// Two floats as bf16 pairs rounded to nearest even; `lo` in the low half (the first column).
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
 }
 
 // ---------------------------------------------------------------- consumer
@@ -243,9 +242,10 @@ struct Consumer {
   // Per thread: O and S accumulators, P as bf16 pairs (the A fragments of the PV product), and the
   // recurrence's state for the thread's two rows.
   float o[kFragments];
+  float l[hw::kAccumulatorsN8];  // P x ones: registers 0, 1 hold row g's sum, 2, 3 row g + 8's
   float sc[kFragments];
   uint32_t pk[kFragments / 2];
-  float m[kRowHalves], l[kRowHalves], alpha[kRowHalves];
+  float m[kRowHalves], alpha[kRowHalves];
 
   __device__ Consumer(const Params &params, Storage &storage, int consumer_index)
       : p(params), s(storage), consumer(consumer_index) {
@@ -288,16 +288,19 @@ struct Consumer {
     // V is [key][dim]: MN-major for the product's B (dim is N), 64-column blocks LBO apart, 8-key groups SBO apart.
     const uint64_t v_desc = hw::make_smem_descriptor(smem(s.tiles.v[stage]), column_block_bytes(Shape::kKeyRows),
                                                      hw::kSwizzleAtomBytes);
+    const uint64_t ones_desc = hw::make_smem_descriptor(smem(s.tiles.ones), hw::kSwizzleAtomBytes, hw::kSwizzleAtomBytes);
 #pragma unroll
     for (int kk = 0; kk < Shape::kPvSteps; ++kk) {
       const uint32_t a[hw::kRegistersA] = {pk[4 * kk], pk[4 * kk + 1], pk[4 * kk + 2], pk[4 * kk + 3]};
       hw::wgmma_m64n128k16_rs_transposed_b(o, a, hw::advance_descriptor(v_desc, uint32_t(kk * Shape::kMmaK) * hw::kSwizzleBytes));
+      hw::wgmma_m64n8k16_rs_transposed_b(l, a, ones_desc);
     }
     hw::wgmma_commit();
   }
 
   __device__ void pin_all() {
     hw::pin_registers(o);
+    hw::pin_registers(l);
     hw::pin_registers(sc);
     hw::pin_registers(pk);
   }
@@ -374,20 +377,16 @@ struct Consumer {
       for (int h = 0; h < kRowHalves; ++h)
 #pragma unroll
         for (int e = 0; e < 2; ++e) o[fragment(ch, h, e)] *= alpha[h];
+#pragma unroll
+    for (int i = 0; i < hw::kAccumulatorsN8; ++i) l[i] *= alpha[i / 2];
   }
-  // P = bf16(exp2(...)) into the A fragments of the next PV product; l adds up the rounded values.
+  // P = bf16(exp2(...)) into the A fragments of the next PV product (whose P x ones product adds the
+  // rounded values to l).
   __device__ void round_p() {
 #pragma unroll
-    for (int h = 0; h < kRowHalves; ++h) {
-      float sum = 0.0f;
+    for (int h = 0; h < kRowHalves; ++h)
 #pragma unroll
-      for (int ch = 0; ch < kChunks; ++ch) {
-        const uint32_t pair = pack_bf16x2(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]);
-        pk[2 * ch + h] = pair;
-        sum += low_bf16(pair) + high_bf16(pair);
-      }
-      l[h] = l[h] * alpha[h] + sum;
-    }
+      for (int ch = 0; ch < kChunks; ++ch) pk[2 * ch + h] = pack_bf16x2(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]);
   }
 
   // ---- one query tile
@@ -396,10 +395,9 @@ struct Consumer {
 #pragma unroll
     for (int i = 0; i < kFragments; ++i) o[i] = 0.0f;
 #pragma unroll
-    for (int h = 0; h < kRowHalves; ++h) {
-      m[h] = -INFINITY;
-      l[h] = 0.0f;
-    }
+    for (int i = 0; i < hw::kAccumulatorsN8; ++i) l[i] = 0.0f;
+#pragma unroll
+    for (int h = 0; h < kRowHalves; ++h) m[h] = -INFINITY;
     bar.q_full.wait(q_phase);
     q_phase ^= 1u;
     const int32_t last = t.tile;  // key blocks 0..last; the last is the diagonal
@@ -463,19 +461,20 @@ struct Consumer {
     store(t);
   }
 
-  // ---- epilogue: out = bf16(O / l) and lse, rows inside seqlen only.
+  // ---- epilogue: out = bf16(O * output_scale(l)) and lse, rows inside seqlen only.
   __device__ void store(const TileCoord &t) {
 #pragma unroll
     for (int h = 0; h < kRowHalves; ++h) {
-      const float row_l = quad_sum(l[h]);
+      const float row_l = l[2 * h];  // the whole row's sum: the product summed over all 128 keys
       const int64_t row = int64_t(t.tile) * Shape::kQueryRows + tile_row(h);
       if (row >= p.seqlen) continue;
       __nv_bfloat16 *out_row =
           p.out + int64_t(t.batch) * p.out_batch_stride + row * p.out_seq_stride + int64_t(t.head) * p.out_head_stride;
+      const float scale = nx::output_scale(row_l, 1.0f);
 #pragma unroll
       for (int ch = 0; ch < kChunks; ++ch) {
-        const float y0 = __fdiv_rn(o[fragment(ch, h, 0)], row_l);
-        const float y1 = __fdiv_rn(o[fragment(ch, h, 1)], row_l);
+        const float y0 = __fmul_rn(o[fragment(ch, h, 0)], scale);
+        const float y1 = __fmul_rn(o[fragment(ch, h, 1)], scale);
         *reinterpret_cast<uint32_t *>(out_row + 8 * ch + 2 * (lane % 4)) = pack_bf16x2(y0, y1);
       }
       if (p.lse != nullptr && lane % 4 == 0)
@@ -516,6 +515,10 @@ struct Kernel {
       }
       hw::fence_barrier_init();
     }
+    // The ones of the P x ones product, written by every thread and handed to the async proxy before
+    // the barrier that publishes them.
+    for (int i = int(threadIdx.x); i < int(sizeof(s.tiles.ones) / 4); i += kThreads) s.tiles.ones[i] = kBf16OnesPair;
+    hw::fence_shared_to_async_proxy();
     __syncthreads();
 
     const int role = hw::warpgroup_index();

@@ -373,7 +373,7 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
     }
   }
 
-  // ---- out = bf16(O / l [* v_descale]) and lse = (m + log2 l) ln 2, for rows inside seqlen.
+  // ---- out = bf16(O * output_scale(l, v_descale)) and lse = (m + log2 l) ln 2, for rows inside seqlen.
   __nv_bfloat16 *out = static_cast<__nv_bfloat16 *>(const_cast<void *>(p.out.ptr));
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -383,16 +383,13 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
     const int64_t row = row0 + warp * kMmaRows + g + r * 8;
     if (row >= p.seqlen) continue;
     __nv_bfloat16 *out_row = out + b * p.out.batch_stride + row * p.out.seq_stride + h * p.out.head_stride;
+    if (p.lse != nullptr && tig == 0) p.lse[(b * p.nheads + h) * p.seqlen + row] = (st.m[r] + log2f(l)) * nx::kLn2;
+    const float scale = nx::output_scale(l, v_descale);
 #pragma unroll
     for (int j = 0; j < kOutTiles; ++j) {
-      float y0 = __fdiv_rn(o[j][2 * r], l), y1 = __fdiv_rn(o[j][2 * r + 1], l);
-      if constexpr (kFp8) {
-        y0 *= v_descale;
-        y1 *= v_descale;
-      }
+      const float y0 = __fmul_rn(o[j][2 * r], scale), y1 = __fmul_rn(o[j][2 * r + 1], scale);
       *reinterpret_cast<__nv_bfloat162 *>(out_row + j * kMmaN + 2 * tig) = __floats2bfloat162_rn(y0, y1);
     }
-    if (p.lse != nullptr && tig == 0) p.lse[(b * p.nheads + h) * p.seqlen + row] = (st.m[r] + log2f(l)) * nx::kLn2;
   }
 }
 

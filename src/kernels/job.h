@@ -1,6 +1,8 @@
 // One entry of a plan's job table: the contract between the plan cache (src/host) and the persistent
 // kernels (src/kernels, src/asmgen). A job is one (batch, query head) and up to two causal query tiles,
-// paired first with last so that every full job covers the same number of key blocks.
+// paired first with last so that every full job covers the same number of key blocks; the last rounds of
+// a table may hold single tiles of any index (src/host/cta_balance.hpp). Kernels take any tile in either
+// field and assume no order.
 #ifndef ZYFA_KERNELS_JOB_H_
 #define ZYFA_KERNELS_JOB_H_
 
@@ -8,7 +10,7 @@
 
 namespace zyfa {
 
-// No second tile (the middle tile of an odd count runs alone).
+// No second tile (the middle tile of an odd count, or a tile the balance split from its pair).
 constexpr int32_t kNoTile = -1;
 
 struct alignas(16) Job {

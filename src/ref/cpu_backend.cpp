@@ -161,11 +161,8 @@ void attend_row(const Problem &p, const HeadConstants &k, int64_t b, int64_t h, 
     else block_bf16(row, s.scores.data(), n, v, k, p.d_v);
   }
   uint16_t *out = static_cast<uint16_t *>(p.out_ptr()) + p.out.offset(b, i, h);
-  for (int64_t d = 0; d < p.d_v; ++d) {
-    float value = row.o[d] / row.l;
-    if (k.fp8) value = value * k.v_descale;
-    out[d] = nx::bf16_bits(value);
-  }
+  const float scale = nx::output_scale(row.l, k.fp8 ? k.v_descale : 1.0f);
+  for (int64_t d = 0; d < p.d_v; ++d) out[d] = nx::bf16_bits(row.o[d] * scale);
   if (p.lse) p.lse[(b * p.nheads + h) * p.seqlen + i] = (row.m + std::log2(row.l)) * nx::kLn2;
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "host/error.hpp"
+#include "host/cta_balance.hpp"
 #include "host/plan_cache.hpp"
 #include "host/validate.hpp"
 #include "kernels/numerics.h"
@@ -322,14 +323,14 @@ PlanKey key_of(int64_t seqlen, int64_t batch = 2, int64_t nheads = 8, int64_t nh
   return PlanKey{/*device=*/0, ZYFA_DTYPE_BF16, 128, 128, batch, nheads, nheads_k, seqlen};
 }
 
-// The table the cache should have uploaded for `k`.
-std::vector<Job> table_of(const PlanKey &k) {
-  return table_of(Shape{k.batch, k.nheads, k.nheads_k, k.seqlen}, kDefaultJobOrder);
+// The table the cache should have uploaded for `k` on the test's 132 SMs: built, then its tail balanced.
+std::vector<Job> table_of(const PlanKey &k, int ctas_per_sm = 1) {
+  std::vector<Job> table = table_of(Shape{k.batch, k.nheads, k.nheads_k, k.seqlen}, kDefaultJobOrder);
+  balance_tail(&table, std::min<int64_t>(132 * ctas_per_sm, int64_t(table.size())));
+  return table;
 }
 
-uint64_t table_bytes(const PlanKey &k) {
-  return uint64_t(k.batch * k.nheads * ((tile_count(k.seqlen) + 1) / 2)) * sizeof(Job);
-}
+uint64_t table_bytes(const PlanKey &k, int ctas_per_sm = 1) { return table_of(k, ctas_per_sm).size() * sizeof(Job); }
 
 zyfa_plan_cache_stats stats_of(const PlanCache &cache) {
   zyfa_plan_cache_stats s = ZYFA_PLAN_CACHE_STATS_INIT;
@@ -388,14 +389,17 @@ TEST_F(PlanCacheTest, BuildsOnceAndUploadsTheTableWithItsGrid) {
     // Two CTAs per SM need their own grid, hence their own plan.
     const std::shared_ptr<const Plan> two = get(*cache, key, false, 2);
     EXPECT_NE(two.get(), plan.get());
-    EXPECT_EQ(two->schedule.grid, std::min<int64_t>(264, int64_t(expected.size())));
+    const std::vector<Job> expected_two = table_of(key, 2);
+    ASSERT_EQ(two->schedule.n_jobs, int64_t(expected_two.size()));
+    EXPECT_EQ(std::memcmp(two->schedule.jobs, expected_two.data(), expected_two.size() * sizeof(Job)), 0);
+    EXPECT_EQ(two->schedule.grid, std::min<int64_t>(264, int64_t(table_of(key, 2).size())));
   }
   const zyfa_plan_cache_stats s = stats_of(*cache);
   EXPECT_EQ(s.misses, 4u);
   EXPECT_EQ(s.hits, 2u);
   EXPECT_EQ(s.entries, 4u);
   EXPECT_EQ(ledger->count_uploads(), 4);
-  EXPECT_EQ(s.device_bytes, 2 * (table_bytes(small) + table_bytes(large)));
+  EXPECT_EQ(s.device_bytes, table_bytes(small) + table_bytes(small, 2) + table_bytes(large) + table_bytes(large, 2));
   EXPECT_EQ(int64_t(s.device_bytes), ledger->bytes_live());
 }
 
@@ -795,6 +799,11 @@ TEST_F(PlanCacheTest, ConcurrentLookupsWithEvictionKeepCountsConsistent) {
   auto cache = make_cache(kCapacity);
   std::vector<PlanKey> keys;
   for (int k = 0; k < kKeys; ++k) keys.push_back(key_of(64 + 250 * k));
+  std::vector<std::vector<Job>> tables;
+  for (const PlanKey &key : keys) tables.push_back(table_of(key));
+  const auto same = [](const Job &a, const Job &b) {
+    return a.batch == b.batch && a.head == b.head && a.tile_first == b.tile_first && a.tile_second == b.tile_second;
+  };
   std::atomic<int> failures{0};
   run_together([&](int t) {
     std::mt19937 random{uint32_t(1000 + t)};
@@ -810,9 +819,7 @@ TEST_F(PlanCacheTest, ConcurrentLookupsWithEvictionKeepCountsConsistent) {
       }
       const Job first = plan->schedule.jobs[0];
       const Job last = plan->schedule.jobs[plan->schedule.n_jobs - 1];
-      if (first.batch != 0 || first.head != 0 || first.tile_first != 0 || last.head != keys[k].nheads - 1) {
-        ++failures;
-      }
+      if (!same(first, tables[size_t(k)].front()) || !same(last, tables[size_t(k)].back())) ++failures;
       // The launch, as run_attention queues it; the fake checks that no table is freed under it.
       ledger->launched(stream, plan->schedule.jobs);
       cache->record_launch(*plan, stream);

@@ -21,7 +21,10 @@ status=0
 while read -r name entry threads smem d_qk d_v lean_p schedule; do
   sass=$("$cuobjdump" -sass "$dir/$name.cubin")
   local_mem=$(grep -cE '\b(LDL|STL)(\.|\s)' <<<"$sass" || true)
-  # The key loop: the shortest region [target, branch] of a backward branch that holds a matrix instruction.
+  # The key loop: the shortest region [target, branch] of a conditional backward branch that holds a matrix
+  # instruction. Unconditional backward jumps are left out: ptxas puts the mbarrier waits' retry paths after
+  # the EXIT, and each ends in a plain BRA back into the body, so [target, jump] would span the last P V
+  # products and the epilogue without being a loop.
   mix=$(awk '
     function hex(s,   i, v) {  # portable (mawk has no strtonum)
       v = 0; sub(/^0x/, "", s)
@@ -32,7 +35,7 @@ while read -r name entry threads smem d_qk d_v lean_p schedule; do
       addr = hex(substr($0, RSTART + 2, RLENGTH - 4))
       text = substr($0, RSTART + RLENGTH); sub(/;.*/, "", text); gsub(/^[ \t]+|[ \t]+$/, "", text)
       n++; at[n] = addr; ins[n] = text; index_of[addr] = n
-      if (text ~ /BRA/ && match(text, /0x[0-9a-f]+/)) {
+      if (text ~ /^@!?P[T0-9]+[ \t]+BRA/ && match(text, /0x[0-9a-f]+/)) {
         target = hex(substr(text, RSTART, RLENGTH))
         if (target < addr && (target in index_of)) { nb++; from[nb] = index_of[target]; to[nb] = n }
       }

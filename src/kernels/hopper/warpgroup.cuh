@@ -37,7 +37,12 @@ struct NamedBarrier {
   __device__ void arrive() const { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
 };
 
-__device__ __forceinline__ int warpgroup_index() { return int(threadIdx.x) / kWarpgroupThreads; }
+// Broadcast from lane 0, so that the compiler knows it is warp-uniform: what derives from it (the Q
+// descriptor, the turn barriers' ids) then lives in uniform registers instead of being moved there (R2UR)
+// before every wgmma. The whole warp must call it.
+__device__ __forceinline__ int warpgroup_index() {
+  return __shfl_sync(0xffffffffu, int(threadIdx.x) / kWarpgroupThreads, 0);
+}
 __device__ __forceinline__ int thread_in_warpgroup() { return int(threadIdx.x) % kWarpgroupThreads; }
 
 }  // namespace zyfa::hopper

@@ -35,6 +35,14 @@ __device__ __forceinline__ uint64_t advance_descriptor(uint64_t desc, uint32_t b
 constexpr int kAccumulatorsN128 = 64;
 // A fragment of m64k16 in bf16 held in registers: 4 registers of two bf16 each.
 constexpr int kRegistersA = 4;
+// Accumulator fragment of m64n8 in fp32: rows g (registers 0, 1) and g + 8 (2, 3), columns 2t, 2t + 1.
+constexpr int kAccumulatorsN8 = 4;
+
+// Orders this thread's generic-proxy writes to shared memory before the async proxy (wgmma, TMA) reads
+// them; a barrier then publishes them to the other threads.
+__device__ __forceinline__ void fence_shared_to_async_proxy() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
 
 // Orders this thread's register writes before the warpgroup's next wgmma reads them.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -104,6 +112,17 @@ __device__ __forceinline__ void wgmma_m64n128k16_rs_transposed_b(float (&d)[kAcc
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+// d += A B with A 64 x 16 in registers, as wgmma_m64n128k16_rs_transposed_b, and B 16 x 8 in shared memory:
+// with B all ones, d accumulates the row sums of exactly the bf16 values of A.
+__device__ __forceinline__ void wgmma_m64n8k16_rs_transposed_b(float (&d)[kAccumulatorsN8],
+                                                               const uint32_t (&a)[kRegistersA], uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
 
