@@ -16,7 +16,7 @@ torch-flash | torch-cudnn), dtype (bf16 | fp8), d_qk, d_v, batch, seqlen, nheads
 to reconcile published figures), tflops (null for accuracy
 records and failures), rel_rms_err (accuracy records), and extra fields (family, input_std, time_ms,
 tflops_repeats, calls, plan, out_dtype, max_abs_err, lse_max_abs_err, rows_sum_max_err, error, part,
-p_rounding). p_rounding (lean | exact; zyfa FP8 only) marks a zyfa run with an explicit P rounding
+git_commit (the zyfa build its part ran; a results file that merges several runs mixes commits), p_rounding). p_rounding (lean | exact; zyfa FP8 only) marks a zyfa run with an explicit P rounding
 (zyfa_bench --p-rounding); a record without it ran the library's default. It is part of a record's identity.
 """
 import argparse
@@ -190,7 +190,7 @@ def merge(args):
            "driver": smi[1] if len(smi) > 1 else "?", "cuda": env.get("cuda_driver_version"),
            "nvcc": env.get("nvcc"), "cudnn": env.get("cudnn"), "torch": env.get("torch"),
            "parts": [{k: v for k, v in p.items() if k != "records"} for p in parts],
-           "records": [r for p in parts for r in p["records"]]}
+           "records": [dict({"git_commit": p["git_commit"]}, **r) for p in parts for r in p["records"]]}
     commits = {p["git_commit"] for p in parts}
     if args.base:
         with open(args.base) as f:

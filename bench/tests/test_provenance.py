@@ -1,0 +1,45 @@
+"""A results file that merges runs of several zyfa commits (merge --base): every record keeps the commit of its
+part, and report.py says which rows ran at which commit."""
+import json
+import os
+import subprocess
+import sys
+
+import report
+
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def kernel_rec(impl, tflops, **extra):
+    r = {"impl": impl, "dtype": "bf16", "d_qk": 128, "d_v": 128, "batch": 1, "seqlen": 16384, "nheads": 32,
+         "nheads_k": 8, "inputs": "gaussian", "mode": "kernel", "family": "gqa-d128", "input_std": 0.1,
+         "tflops": tflops}
+    r.update(extra)
+    return r
+
+
+def write_part(path, part, commit, records):
+    path.write_text(json.dumps({"part": part, "command": "test", "git_commit": commit,
+                                "environment": {"nvidia_smi": "NVIDIA H200, 580, 141 GB, 700 W"}, "records": records}))
+
+
+def test_merge_stamps_each_record_with_its_parts_commit_and_report_lists_them(tmp_path):
+    old_kernel, old_peers, new_kernel = (tmp_path / n for n in ("old-kernel.json", "old-peers.json", "new.json"))
+    write_part(old_kernel, "kernel", "aaaaaaaaaaaa", [kernel_rec("zyfa", 580.0), kernel_rec("cudnn", 560.0)])
+    write_part(old_peers, "peers-kernel", "aaaaaaaaaaaa", [kernel_rec("fa3", 650.0)])
+    write_part(new_kernel, "kernel", "bbbbbbbbbbbb", [kernel_rec("zyfa", 630.0), kernel_rec("cudnn", 566.0)])
+    results = os.path.join(BENCH, "results_file.py")
+    base, out = tmp_path / "base.json", tmp_path / "out.json"
+    subprocess.run([sys.executable, results, "merge", "--date", "2026-12-01", "--out", str(base), str(old_kernel),
+                    str(old_peers)], check=True, capture_output=True)
+    subprocess.run([sys.executable, results, "merge", "--date", "2026-12-02", "--out", str(out), "--base", str(base),
+                    str(new_kernel)], check=True, capture_output=True)
+    records = json.loads(out.read_text())["records"]
+    assert sorted((r["impl"], r["tflops"], r["git_commit"]) for r in records) == [
+        ("cudnn", 566.0, "bbbbbbbbbbbb"), ("fa3", 650.0, "aaaaaaaaaaaa"), ("zyfa", 630.0, "bbbbbbbbbbbb")]
+    text = report.provenance(records)
+    assert "- kernel: fa3 at aaaaaaaaa; zyfa, cudnn at bbbbbbbbb" in text
+
+
+def test_report_says_nothing_when_every_row_ran_at_one_commit():
+    assert report.provenance([kernel_rec("zyfa", 630.0, git_commit="b"), kernel_rec("fa3", 650.0, git_commit="b")]) == ""
