@@ -16,7 +16,8 @@ torch-flash | torch-cudnn), dtype (bf16 | fp8), d_qk, d_v, batch, seqlen, nheads
 to reconcile published figures), tflops (null for accuracy
 records and failures), rel_rms_err (accuracy records), and extra fields (family, input_std, time_ms,
 tflops_repeats, calls, plan, out_dtype, max_abs_err, lse_max_abs_err, rows_sum_max_err, error, part,
-git_commit (the zyfa build its part ran; a results file that merges several runs mixes commits), p_rounding). p_rounding (lean | exact; zyfa FP8 only) marks a zyfa run with an explicit P rounding
+git_commit (the zyfa build its part ran; a results file that merges several runs mixes commits),
+p_rounding). p_rounding (lean | exact; zyfa FP8 only) marks a zyfa run with an explicit P rounding
 (zyfa_bench --p-rounding); a record without it ran the library's default. It is part of a record's identity.
 """
 import argparse

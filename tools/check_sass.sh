@@ -5,14 +5,14 @@
 #
 # Usage: tools/check_sass.sh [libzyfa.so | libzyfa_static.a | a program linking it]   (default build/libzyfa.so)
 # Needs cuobjdump and nvdisasm: the CUDA toolkit on the device, or here the PyPI packages
-# nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (their bin/ folder on PATH, or CUOBJDUMP=<path>).
+# nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (tools/find_cuobjdump.sh finds them; or CUOBJDUMP=<path>).
 set -euo pipefail
 
 binary=${1:-build/libzyfa.so}
 kernel_pattern=${KERNEL_PATTERN:-bf16_attention_kernel}
-cuobjdump=${CUOBJDUMP:-$(command -v cuobjdump || true)}
+cuobjdump=${CUOBJDUMP:-$(bash "$(dirname "$0")/find_cuobjdump.sh")}
 if [[ -z "$cuobjdump" ]]; then
-  echo "check_sass: cuobjdump not found (set CUOBJDUMP or put the CUDA toolkit's bin on PATH)" >&2
+  echo "check_sass: cuobjdump not found (set CUOBJDUMP, or run tools/install_deps.sh)" >&2
   exit 2
 fi
 if [[ ! -f "$binary" ]]; then

@@ -33,7 +33,7 @@ fi
 
 # cuobjdump and nvdisasm, for the SASS checks (CTest asmgen_sass): the toolkit here ships without them, PyPI
 # has them. Not fatal: without them that test reports itself skipped.
-if ! command -v cuobjdump >/dev/null 2>&1 && [[ -z "$(bash tools/find_cuobjdump.sh)" ]]; then
+if [[ -z "$(bash tools/find_cuobjdump.sh)" ]]; then
   echo "install_deps: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm"
   "$py" -m pip install -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm ||
     echo "install_deps: warning: no cuobjdump, the SASS checks will be skipped" >&2

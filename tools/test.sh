@@ -6,7 +6,6 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 export PATH="/usr/local/cuda/bin:$PATH"
 bash tools/install_deps.sh
-cuobjdump=$(bash tools/find_cuobjdump.sh)
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${cuobjdump:+-DZYFA_CUOBJDUMP="$cuobjdump"}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$(nproc)"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
