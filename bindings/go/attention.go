@@ -37,6 +37,10 @@ const (
 	PRoundingLean PRounding = C.ZYFA_P_ROUNDING_LEAN
 	// PRoundingExact computes exp2 and rounds it correctly to e4m3, at either head dim.
 	PRoundingExact PRounding = C.ZYFA_P_ROUNDING_EXACT
+	// PRoundingSplit, at either head dim, rounds P to P_hi + P_lo: P_hi is exact P and P_lo the e4m3 of its
+	// residual, summed by a second P V product into the same accumulator. P's rounding error falls about 42x
+	// below exact P's, for the cost of that second product.
+	PRoundingSplit PRounding = C.ZYFA_P_ROUNDING_SPLIT
 )
 
 // Attention is one causal attention shape. The library validates it at each call. SoftmaxScale 0 means

@@ -115,7 +115,10 @@ typedef enum zyfa_descale_kind {
 typedef enum zyfa_p_rounding {
   ZYFA_P_ROUNDING_DEFAULT = 0,  /* lean P at d_qk = 128, exact P at d_qk = 192 */
   ZYFA_P_ROUNDING_LEAN = 1,     /* lean P; only with d_qk = 128 */
-  ZYFA_P_ROUNDING_EXACT = 2     /* exact P at either head dim */
+  ZYFA_P_ROUNDING_EXACT = 2,    /* exact P at either head dim */
+  ZYFA_P_ROUNDING_SPLIT = 3     /* split P at either head dim: P = P_hi + P_lo, P_hi exact P and P_lo the
+                                   e4m3 of its residual, two P V products into one accumulator; much less
+                                   P rounding error than exact P, at the cost of a second P V product */
 } zyfa_p_rounding;
 
 /* The factor that maps an FP8 tensor back to its original range. A device descale is one element

@@ -36,6 +36,9 @@ pub enum PRounding {
     Lean,
     /// exp2, correctly rounded to e4m3, at either head dim.
     Exact,
+    /// Split P at either head dim: P = P_hi + P_lo, P_hi exact P and P_lo the e4m3 of its residual, summed
+    /// by a second P V product into the same accumulator (P's rounding error 42x below exact P's).
+    Split,
 }
 
 impl PRounding {
@@ -45,6 +48,7 @@ impl PRounding {
             PRounding::Default => sys::ZYFA_P_ROUNDING_DEFAULT,
             PRounding::Lean => sys::ZYFA_P_ROUNDING_LEAN,
             PRounding::Exact => sys::ZYFA_P_ROUNDING_EXACT,
+            PRounding::Split => sys::ZYFA_P_ROUNDING_SPLIT,
         }
     }
 }
