@@ -172,6 +172,30 @@ void Builder::cvt_f16x2_e4m3x2(Reg d, Reg a) {
   in.src = {a};
 }
 
+void Builder::cvt_f16x2_f32(Reg d, Operand hi, Operand lo) {
+  expect(d, Type::kB32, "cvt_f16x2_f32");
+  expect_same_width(hi, Type::kF32, "cvt_f16x2_f32");
+  expect_same_width(lo, Type::kF32, "cvt_f16x2_f32");
+  Instr &in = push(Op::kCvtF16x2F32, Type::kB32);
+  in.dst = {d};
+  in.src = {hi, lo};
+}
+
+void Builder::sub_f16x2(Reg d, Reg a, Reg b) {
+  for (Reg r : {d, a, b}) expect(r, Type::kB32, "sub_f16x2");
+  Instr &in = push(Op::kSubF16x2, Type::kB32);
+  in.dst = {d};
+  in.src = {a, b};
+}
+
+void Builder::cvt_e4m3x2_f16x2(Reg d, Reg a) {
+  expect(d, Type::kB16, "cvt_e4m3x2_f16x2");
+  expect(a, Type::kB32, "cvt_e4m3x2_f16x2");
+  Instr &in = push(Op::kCvtE4m3x2F16x2, Type::kB16);
+  in.dst = {d};
+  in.src = {a};
+}
+
 void Builder::cvt_bf16x2(Reg d, Operand hi, Operand lo) {
   expect(d, Type::kB32, "cvt_bf16x2");
   expect_same_width(hi, Type::kF32, "cvt_bf16x2");

@@ -43,7 +43,7 @@ bool within_kernel_limits(const Problem &p) {
 }
 
 const CodeObject *code_object(const Problem &p, bool wgmma) {
-  return find_fp8_code_object(int(p.d_qk), int(p.d_v), p.lean_p, wgmma);
+  return find_fp8_code_object(int(p.d_qk), int(p.d_v), p.lean_p, p.split_p, wgmma);
 }
 
 int prepare(const Problem &problem, bool wgmma) {
