@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "host/cuda_api.hpp"
+#include "host/error.hpp"
 #include "host/fp8_asm_attention.hpp"
 #include "host/plan_cache.hpp"
 #include "kernels/launch.hpp"
@@ -49,6 +50,13 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   bool capturing = false;
   if (zyfa_status s = cuda::stream_is_capturing(stream, &capturing)) return s;
   const KernelChoice &kernel = choose_kernel(problem);
+  // Split P runs on the wgmma kernels only (TMA-mappable q, k and v): the fallback rounds P once.
+  if (problem.split_p && kernel.supports == always) {
+    return fail(ZYFA_STATUS_BAD_ARGUMENT,
+                "desc->p_rounding = ZYFA_P_ROUNDING_SPLIT (3): split P is implemented by the wgmma kernels only, "
+                "which need q, k and v that TMA can map (16-byte aligned, with strides and extents TMA "
+                "accepts); use ZYFA_P_ROUNDING_EXACT or a contiguous layout");
+  }
   PlanCache &cache = PlanCache::global();
   std::shared_ptr<const Plan> plan;
   if (zyfa_status s = cache.acquire(plan_key_of(problem, device), kernel.ctas_per_sm(), /*may_build=*/!capturing,
