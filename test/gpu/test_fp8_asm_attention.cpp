@@ -276,7 +276,23 @@ std::vector<Fp8Case> accuracy_cases() {
     c.wgmma = false;
     cases.push_back(c);
   }
+  // Split P (p_rounding SPLIT, wgmma only): at both head dims, against the CPU backend at 0.2x where the
+  // tensor cores sum the scores exactly, and on general inputs.
+  for (Fp8Case c : {fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD, D::kHostFloat),
+                    fp8_case(192, 2, 1000, 8, 2, Layout::kBHSD, D::kDevicePerHead),
+                    fp8_case(128, 1, 4097, 4, 1, Layout::kBSHD, D::kDeviceScalar),
+                    fp8_case(192, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured)}) {
+    c.shape.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+    cases.push_back(c);
+    c.ternary_qk = true;
+    if (c.shape.seqlen == 1000) cases.push_back(c);
+  }
   return cases;
+}
+
+Fp8Case split_p(Fp8Case c) {
+  c.shape.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+  return c;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmAccuracy, ::testing::ValuesIn(accuracy_cases()), case_name);
@@ -308,7 +324,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmOnes,
                          ::testing::Values(fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD, DescaleForm::kDevicePerHead,
                                                     ActivationKind::kStructured),
                                            fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD, DescaleForm::kHostFloat,
-                                                    ActivationKind::kOutlier)),
+                                                    ActivationKind::kOutlier),
+                                           split_p(fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD,
+                                                            DescaleForm::kDevicePerHead, ActivationKind::kStructured)),
+                                           split_p(fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD,
+                                                            DescaleForm::kHostFloat, ActivationKind::kOutlier))),
                          case_name);
 
 // ---------------------------------------------------------------- determinism
@@ -331,7 +351,10 @@ TEST_P(Fp8AsmDeterminism, BitwiseEqualAcrossCallsAndGrids) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmDeterminism,
                          ::testing::Values(fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, DescaleForm::kHostFloat),
-                                           fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD, DescaleForm::kDevicePerHead)),
+                                           fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD, DescaleForm::kDevicePerHead),
+                                           split_p(fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, DescaleForm::kHostFloat)),
+                                           split_p(fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD,
+                                                            DescaleForm::kDevicePerHead))),
                          case_name);
 
 }  // namespace
