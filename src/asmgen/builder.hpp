@@ -153,6 +153,9 @@ class Builder {
 
  private:
   Instr &push(Op op, Type type);
+  // d (type) = two f32 operands converted and packed (hi in the upper half); d (type) = packed a converted.
+  void pack_f32_pair(Op op, Type type, Reg d, Operand hi, Operand lo, const char *what);
+  void convert_packed(Op op, Type type, Reg d, Type src_type, Reg a, const char *what);
   void named_barrier(Op op, const char *what, Operand barrier, int threads);  // bar.sync / bar.arrive
   void expect(Reg r, Type t, const char *what) const;
   void expect_same_width(Operand o, Type t, const char *what) const;

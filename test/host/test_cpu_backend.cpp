@@ -187,6 +187,15 @@ HostRun run_host(HostAttention &h, zyfa_p_rounding rounding, size_t struct_size 
   return HostRun{std::vector<uint8_t>(out, out + h.out.size_bytes()), h.lse};
 }
 
+// std-1 Gaussian inputs from a fresh seed (ZYFA_TEST_SEED reproduces one); returns the seed.
+uint64_t set_gaussian_inputs(HostAttention &h) {
+  const uint64_t seed = fresh_seed();
+  ActivationSpec gaussian;
+  gaussian.std = 1.0f;
+  h.set_inputs(generate_activations(h.shape().qkv(), gaussian, seed));
+  return seed;
+}
+
 // Issue 2's bound, 2.5e-2 relative RMS against fp64 on std-1 Gaussians, which lean P misses at d = 128:
 // exact P must meet it at every length, and be the more accurate of the two.
 struct PRoundingCase {
@@ -199,10 +208,7 @@ TEST_P(CpuBackendPRounding, ExactPMeetsTheFp8BoundAtD128) {
   const PRoundingCase c = GetParam();
   const AttentionShape shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 1, c.seqlen, c.nheads, c.nheads_k);
   HostAttention h(shape);
-  const uint64_t seed = fresh_seed();
-  ActivationSpec gaussian;
-  gaussian.std = 1.0f;
-  h.set_inputs(generate_activations(shape.qkv(), gaussian, seed));
+  const uint64_t seed = set_gaussian_inputs(h);
   const ref::ReferenceResult expected = ref::attention_fp64(h.problem());
 
   const HostRun exact = run_host(h, ZYFA_P_ROUNDING_EXACT);
@@ -238,10 +244,7 @@ TEST_P(CpuBackendSplitP, FarBelowExactPsError) {
   for (int64_t seqlen : {128, 1000, 4096}) {
     const AttentionShape shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, d_qk, 1, seqlen, 2, 1);
     HostAttention h(shape);
-    const uint64_t seed = fresh_seed();
-    ActivationSpec gaussian;
-    gaussian.std = 1.0f;
-    h.set_inputs(generate_activations(shape.qkv(), gaussian, seed));
+    const uint64_t seed = set_gaussian_inputs(h);
     const ref::ReferenceResult expected = ref::attention_fp64(h.problem());
     auto measure = [&](zyfa_p_rounding rounding, HostRun *run) {
       *run = run_host(h, rounding);
