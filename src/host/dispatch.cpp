@@ -1,6 +1,7 @@
 #include "host/dispatch.hpp"
 
 #include <memory>
+#include <string>
 
 #include "host/cuda_api.hpp"
 #include "host/error.hpp"
@@ -44,19 +45,25 @@ const KernelChoice &choose_kernel(const Problem &problem) {
 
 }  // namespace
 
+zyfa_status check_split_p(const Problem &problem) {
+  if (!problem.split_p || choose_kernel(problem).supports != always) return ZYFA_STATUS_SUCCESS;
+  // Only the wgmma kernels have split-P code objects (code_objects.cpp): the mma.sync ones and the fallback
+  // round P once. Say why the wgmma kernels refuse the problem.
+  const std::string reason = kernels::fp8_wgmma_refusal(problem);
+  return fail(ZYFA_STATUS_BAD_ARGUMENT,
+              "desc->p_rounding = ZYFA_P_ROUNDING_SPLIT (3): split P needs the TMA/wgmma kernels, and this problem "
+              "falls to a kernel that rounds P once because %s; use ZYFA_P_ROUNDING_EXACT, or q, k and v that TMA "
+              "can map",
+              reason.c_str());
+}
+
 zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   int device = 0;
   if (zyfa_status s = cuda::current_hopper_device(&device)) return s;
   bool capturing = false;
   if (zyfa_status s = cuda::stream_is_capturing(stream, &capturing)) return s;
+  if (zyfa_status s = check_split_p(problem)) return s;
   const KernelChoice &kernel = choose_kernel(problem);
-  // Split P runs on the wgmma kernels only (TMA-mappable q, k and v): the fallback rounds P once.
-  if (problem.split_p && kernel.supports == always) {
-    return fail(ZYFA_STATUS_BAD_ARGUMENT,
-                "desc->p_rounding = ZYFA_P_ROUNDING_SPLIT (3): split P is implemented by the wgmma kernels only, "
-                "which need q, k and v that TMA can map (16-byte aligned, with strides and extents TMA "
-                "accepts); use ZYFA_P_ROUNDING_EXACT or a contiguous layout");
-  }
   PlanCache &cache = PlanCache::global();
   std::shared_ptr<const Plan> plan;
   if (zyfa_status s = cache.acquire(plan_key_of(problem, device), kernel.ctas_per_sm(), /*may_build=*/!capturing,

@@ -297,6 +297,50 @@ Fp8Case split_p(Fp8Case c) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmAccuracy, ::testing::ValuesIn(accuracy_cases()), case_name);
 
+// ---------------------------------------------------------------- split P where only the fallback would run
+
+// A stride TMA cannot map (one k and v for both batches: batch stride 0) keeps the wgmma kernels away, and
+// the kernels left round P once: zyfa_attn_prepare and zyfa_attn_fwd refuse split P with BAD_ARGUMENT
+// naming p_rounding and the stride, and write nothing; exact P on the same descriptor runs.
+TEST(Fp8AsmSplitRefusal, StrideTmaCannotMapIsBadArgumentAndWritesNothing) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  for (int64_t d : {128, 192}) {
+    SCOPED_TRACE("d_qk " + std::to_string(d));
+    AttentionShape sh = attention_shape(ZYFA_DTYPE_FP8_E4M3, d, 2, 300, 4, 2, Layout::kStrided);
+    sh.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+    HostAttention h(sh);
+    h.set_inputs(generate_activations(sh.qkv(), ActivationSpec{}, seed));
+    h.poison_outputs();
+    DeviceAttention dev(h);
+    ASSERT_EQ(dev.status(), "");
+    zyfa_attn_desc desc = dev.desc();
+    ASSERT_EQ(desc.layout, ZYFA_LAYOUT_STRIDED);
+    desc.k_strides.batch = 0;
+    desc.v_strides.batch = 0;
+    for (bool launch : {false, true}) {
+      SCOPED_TRACE(launch ? "zyfa_attn_fwd" : "zyfa_attn_prepare");
+      EXPECT_EQ(launch ? zyfa_attn_fwd(&desc, nullptr) : zyfa_attn_prepare(&desc, nullptr), ZYFA_STATUS_BAD_ARGUMENT);
+      const std::string m = zyfa_last_error();
+      EXPECT_NE(m.find("desc->p_rounding = ZYFA_P_ROUNDING_SPLIT"), std::string::npos) << m;
+      EXPECT_NE(m.find("desc->k_strides.batch = 0"), std::string::npos) << m;
+    }
+    ASSERT_EQ(cuda_message("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
+    ASSERT_EQ(dev.download_outputs(), "");
+    const OutputCheck untouched = h.check_outputs();
+    EXPECT_EQ(untouched.unwritten, sh.batch * sh.seqlen * sh.nheads * sh.d_v) << untouched.describe();
+    EXPECT_EQ(untouched.lse_unwritten, sh.batch * sh.nheads * sh.seqlen) << untouched.describe();
+    EXPECT_EQ(untouched.gap_written, 0) << untouched.describe();
+
+    desc.p_rounding = ZYFA_P_ROUNDING_EXACT;
+    ASSERT_EQ(zyfa_attn_fwd(&desc, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    ASSERT_EQ(cuda_message("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
+    ASSERT_EQ(dev.download_outputs(), "");
+    EXPECT_TRUE(h.check_outputs().ok()) << h.check_outputs().describe();
+  }
+}
+
 // ---------------------------------------------------------------- V all ones: the rounded denominator
 
 class Fp8AsmOnes : public Fp8AsmTest {};
