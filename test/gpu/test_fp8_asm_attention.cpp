@@ -209,6 +209,11 @@ TEST_P(Fp8AsmAccuracy, MatchesFp64AndCpuBackend) {
     EXPECT_LE(out_vs_cpu.gpu_err, kMaxErrorOverCpuWgmma * std::max(out_vs_cpu.cpu_err, kSumOrderNoise))
         << "the GPU must be as accurate as the CPU backend's numerics";
   } else {
+    // Split P's ternary cases land here too. Review note (not yet run on a device): the FP8 tensor cores
+    // accumulate P V with about 14 bits, which may dominate split P's much smaller P error (0.09-0.11x exact
+    // P's on the CPU backend), so the GPU-CPU distance may be a larger fraction of the CPU backend's error
+    // than it is for exact P. If only these split checks fail on the device, that is a tolerance question
+    // to settle with measured figures, not a reason to widen them blindly.
     EXPECT_TRUE(within_backend_ratio(out_vs_cpu)) << "out";
   }
   BackendComparison lse_vs_cpu;
@@ -277,7 +282,8 @@ std::vector<Fp8Case> accuracy_cases() {
     cases.push_back(c);
   }
   // Split P (p_rounding SPLIT, wgmma only): at both head dims, against the CPU backend at 0.2x where the
-  // tensor cores sum the scores exactly, and on general inputs.
+  // tensor cores sum the scores exactly, and on general inputs. The ternary cases' 0.2x: see the note in
+  // MatchesFp64AndCpuBackend (P V's ~14-bit tensor-core sums against split P's small error).
   for (Fp8Case c : {fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD, D::kHostFloat),
                     fp8_case(192, 2, 1000, 8, 2, Layout::kBHSD, D::kDevicePerHead),
                     fp8_case(128, 1, 4097, 4, 1, Layout::kBSHD, D::kDeviceScalar),
@@ -296,6 +302,46 @@ Fp8Case split_p(Fp8Case c) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmAccuracy, ::testing::ValuesIn(accuracy_cases()), case_name);
+
+// ---------------------------------------------------------------- split P's point: less error than exact P
+
+// On the same Gaussian (std 1) inputs, the GPU's split P output is held to under this fraction of its exact
+// P output's error against fp64. The CPU backend measures 0.09-0.11x (test_cpu_backend.cpp); the GPU's S
+// and P V sums on the FP8 tensor cores add error of their own that split P does not remove, hence the room.
+constexpr double kMaxSplitOverExactError = 0.25;
+
+class Fp8AsmSplitGain : public Fp8AsmTest {};
+
+TEST_P(Fp8AsmSplitGain, SplitPErrorIsAFractionOfExactP) {
+  SCOPED_TRACE(seed_trace());
+  Fp8Case split = GetParam();
+  split.shape.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+  Fp8Case exact = split;
+  exact.shape.p_rounding = ZYFA_P_ROUNDING_EXACT;
+  double err[2] = {0, 0};  // out rel_rms against fp64: split, exact
+  int i = 0;
+  for (const Fp8Case &c : {split, exact}) {
+    Fp8AsmRun run(c, seed_);  // the same seed: the same quantized inputs
+    HostAttention &h = run.host();
+    const ref::ReferenceResult fp64 = ref::attention_fp64(h.problem());
+    ASSERT_EQ(run.upload(), "");
+    ASSERT_EQ(run.run(), "");
+    EXPECT_TRUE(outputs_written(h));
+    const ErrorStats e = compare_to_reference(h.out_values(), fp64.out);
+    EXPECT_EQ(e.nonfinite, 0);
+    err[i++] = e.rel_rms;
+  }
+  EXPECT_LT(err[0], kMaxSplitOverExactError * err[1]) << "split " << err[0] << ", exact " << err[1];
+  std::printf("[fp8 asm] %-62s split P rel_rms %.3e  exact P %.3e  ratio %.3f  seed %llu\n",
+              case_name({split, 0}).c_str(), err[0], err[1], err[0] / err[1], (unsigned long long)seed_);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmSplitGain,
+                         ::testing::Values(fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD, DescaleForm::kHostFloat),
+                                           fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD, DescaleForm::kDevicePerHead),
+                                           fp8_case(128, 1, 4097, 4, 1, Layout::kBSHD, DescaleForm::kDeviceScalar),
+                                           fp8_case(192, 1, 4097, 4, 4, Layout::kBSHD, DescaleForm::kHostFloat)),
+                         case_name);
 
 // ---------------------------------------------------------------- split P where only the fallback would run
 
