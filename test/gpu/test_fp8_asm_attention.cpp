@@ -50,6 +50,18 @@ constexpr double kMaxErrorOverCpuWgmma = 1.35;   // out error against fp64, over
 constexpr double kMaxDistanceWgmma = 1.25;       // GPU - CPU distance over the CPU backend's error
 constexpr double kWgmmaScoreNoise = 5e-4;        // relative: the floor of LSE distances (one-key rows)
 constexpr double kMaxLseDistanceWgmma = 2.0;     // LSE distance over max(CPU backend's LSE error, noise)
+// Split P takes P's rounding almost out of the error, so both backends land near the bf16 output's own
+// rounding (1.6-1.7e-3 on these inputs), and what separates them is the FP8 tensor cores' ~14-bit sums of S
+// and of P V: they move the fp32 output across a bf16 rounding boundary often, even where S is exact
+// (ternary q and k). Measured on the H200 (2026-11-29, session 6, one seed per case): GPU-CPU distance
+// 0.74-0.91x the CPU backend's error on Gaussian and ternary inputs; on structured inputs at d_qk = 192,
+// S = 4097, where the large channels make S's rounding the largest term, GPU error 3.9e-3 = 2.33x the CPU
+// backend's and distance 2.54x. Split P is therefore held to the wgmma schedule's checks with these limits
+// and, to keep them sharp, to an absolute bound: a wrong residual code or fold costs exact P's error,
+// 1.5-2.2e-2 (test_cpu_backend.cpp), over 3x this bound.
+constexpr double kMaxRelRmsSplitP = 6e-3;
+constexpr double kMaxErrorOverCpuSplit = 3.0;
+constexpr double kMaxDistanceSplit = 3.0;
 // Mixed into the case's seed for the ternary q and k, so they do not repeat the Gaussian stream.
 constexpr uint64_t kTernarySeedSalt = 0x7465726eull;
 constexpr int kRepeats = 20;
@@ -202,18 +214,16 @@ TEST_P(Fp8AsmAccuracy, MatchesFp64AndCpuBackend) {
   const std::vector<double> gpu_out = h.out_values(), gpu_lse = h.lse_values();
   const ErrorStats out_err = compare_to_reference(gpu_out, exact.out);
   const BackendComparison out_vs_cpu = compare_backends(gpu_out, cpu_out, exact.out);
-  EXPECT_TRUE(within_rel_rms(out_err, lean_p(sh) ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
-  const bool inexact_scores = c.wgmma && !c.ternary_qk;  // S rounded by the FP8 tensor cores
+  const bool split = sh.p_rounding == ZYFA_P_ROUNDING_SPLIT;
+  EXPECT_TRUE(within_rel_rms(out_err, split ? kMaxRelRmsSplitP : lean_p(sh) ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
+  // S rounded by the FP8 tensor cores, or (split P) their P V sums above P's own rounding: see kMaxDistanceSplit.
+  const bool inexact_scores = c.wgmma && (!c.ternary_qk || split);
   if (inexact_scores) {
-    EXPECT_TRUE(within_backend_ratio(out_vs_cpu, kMaxDistanceWgmma)) << "out";
-    EXPECT_LE(out_vs_cpu.gpu_err, kMaxErrorOverCpuWgmma * std::max(out_vs_cpu.cpu_err, kSumOrderNoise))
+    EXPECT_TRUE(within_backend_ratio(out_vs_cpu, split ? kMaxDistanceSplit : kMaxDistanceWgmma)) << "out";
+    EXPECT_LE(out_vs_cpu.gpu_err, (split ? kMaxErrorOverCpuSplit : kMaxErrorOverCpuWgmma) *
+                                      std::max(out_vs_cpu.cpu_err, kSumOrderNoise))
         << "the GPU must be as accurate as the CPU backend's numerics";
   } else {
-    // Split P's ternary cases land here too. Review note (not yet run on a device): the FP8 tensor cores
-    // accumulate P V with about 14 bits, which may dominate split P's much smaller P error (0.09-0.11x exact
-    // P's on the CPU backend), so the GPU-CPU distance may be a larger fraction of the CPU backend's error
-    // than it is for exact P. If only these split checks fail on the device, that is a tolerance question
-    // to settle with measured figures, not a reason to widen them blindly.
     EXPECT_TRUE(within_backend_ratio(out_vs_cpu)) << "out";
   }
   BackendComparison lse_vs_cpu;
@@ -281,9 +291,8 @@ std::vector<Fp8Case> accuracy_cases() {
     c.wgmma = false;
     cases.push_back(c);
   }
-  // Split P (p_rounding SPLIT, wgmma only): at both head dims, against the CPU backend at 0.2x where the
-  // tensor cores sum the scores exactly, and on general inputs. The ternary cases' 0.2x: see the note in
-  // MatchesFp64AndCpuBackend (P V's ~14-bit tensor-core sums against split P's small error).
+  // Split P (p_rounding SPLIT, wgmma only): at both head dims, on ternary q and k (S exact) and on general
+  // inputs, all held to kMaxRelRmsSplitP, kMaxDistanceSplit and kMaxErrorOverCpuSplit.
   for (Fp8Case c : {fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD, D::kHostFloat),
                     fp8_case(192, 2, 1000, 8, 2, Layout::kBHSD, D::kDevicePerHead),
                     fp8_case(128, 1, 4097, 4, 1, Layout::kBSHD, D::kDeviceScalar),
