@@ -63,14 +63,15 @@ void check_p_rounding() {
   std::printf("P rounding runs (--p-rounding):\n");
   Options o;
   o.impls = kernel_impls();
-  o.p_roundings = {"default", "lean", "exact"};
+  o.p_roundings = {"default", "lean", "exact", "split"};
   const auto runs_of = [&](const char *family, zyfa_dtype dtype) {
     return join(case_runs(o, Case{family_shape(family, 4096), dtype, Inputs::kGaussian}));
   };
-  check(runs_of("gqa-d128", ZYFA_DTYPE_FP8_E4M3) == "zyfa,cudnn,zyfa@lean,zyfa@exact" &&
-            runs_of("llama3.1-8b", ZYFA_DTYPE_FP8_E4M3) == "zyfa,cudnn,zyfa@lean,zyfa@exact",
+  check(runs_of("gqa-d128", ZYFA_DTYPE_FP8_E4M3) == "zyfa,cudnn,zyfa@lean,zyfa@exact,zyfa@split" &&
+            runs_of("llama3.1-8b", ZYFA_DTYPE_FP8_E4M3) == "zyfa,cudnn,zyfa@lean,zyfa@exact,zyfa@split",
         "FP8 at d_qk = 128: one more zyfa run per non-default rounding");
-  check(runs_of("mha-d192", ZYFA_DTYPE_FP8_E4M3) == "zyfa,cudnn,zyfa@exact", "FP8 at d_qk = 192: no lean P run");
+  check(runs_of("mha-d192", ZYFA_DTYPE_FP8_E4M3) == "zyfa,cudnn,zyfa@exact,zyfa@split",
+        "FP8 at d_qk = 192: no lean P run");
   check(runs_of("gqa-d128", ZYFA_DTYPE_BF16) == "zyfa,cudnn" && runs_of("mha-d192", ZYFA_DTYPE_BF16) == "zyfa,cudnn",
         "BF16: the default only");
   o.impls = {"cudnn"};
@@ -126,6 +127,7 @@ void check_p_rounding() {
     std::printf("  %s, relative RMS against fp64 (CPU backend): %s\n", fc.name().c_str(), errors.c_str());
     zyfa_attn_desc lean = host->desc();
     lean.p_rounding = ZYFA_P_ROUNDING_LEAN;
+    check(outs["zyfa@split"] != outs["zyfa@exact"], fc.name() + ": split P differs from exact P");
     if (s.d_qk == 128) {
       check(outs["zyfa@lean"] == outs["zyfa"] && outs["zyfa@exact"] != outs["zyfa"],
             fc.name() + ": lean P equals the default bitwise, exact P differs");

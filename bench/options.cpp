@@ -40,7 +40,7 @@ std::string usage() {
   --mode=kernel|sustained|isolated|accuracy|dump|dry   (default kernel; isolated: NVIDIA's protocol)
   --impls=zyfa,cudnn  --dtypes=bf16,fp8  --families=mha-d128,gqa-d128,mha-d192,gqa-d192,llama3.1-8b
   --seqlens=2048,...  --inputs=gaussian,outlier,structured
-  --p-rounding=default,lean,exact   (FP8: zyfa's default run, plus one zyfa run per other value where the
+  --p-rounding=default,lean,exact,split   (FP8: zyfa's default run, plus one zyfa run per other value where the
                                      library takes it, lean at d_qk = 128 only; its records carry p_rounding)
   --repeats=3  --idle-s=5  --idle-from=16384  --min-time-s=0.25  --max-calls=100  --warmup-s=0.2
   --sustained-idle-s=2  --sustained-warmup-s=1  --sustained-time-s=3
@@ -94,7 +94,7 @@ Options parse_options(int *argc, char **argv) {
       for (const auto &s : split(v)) {
         zyfa_p_rounding r;
         if (!parse_p_rounding(s, &r))
-          throw std::invalid_argument("--p-rounding: unknown value '" + s + "' (default, lean or exact)");
+          throw std::invalid_argument("--p-rounding: unknown value '" + s + "' (default, lean, exact or split)");
         if (std::find(o.p_roundings.begin(), o.p_roundings.end(), s) == o.p_roundings.end())
           o.p_roundings.push_back(s);
       }

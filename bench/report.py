@@ -21,7 +21,7 @@ from collections import defaultdict
 IMPL_ORDER = ["zyfa", "cudnn", "fa3", "flashinfer", "torch-cudnn", "torch-flash"]
 FAMILY_ORDER = ["mha-d128", "gqa-d128", "mha-d192", "gqa-d192", "llama3.1-8b"]
 INPUT_ORDER = ["gaussian", "outlier", "structured"]
-P_ROUNDING_ORDER = ["lean", "exact"]
+P_ROUNDING_ORDER = ["lean", "exact", "split"]
 # One colour per implementation in every figure (matplotlib's default cycle, in IMPL_ORDER), then zyfa's
 # runs with an explicit P rounding.
 IMPL_COLORS = {impl: f"C{i}" for i, impl in enumerate(IMPL_ORDER)}

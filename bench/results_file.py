@@ -17,7 +17,7 @@ to reconcile published figures), tflops (null for accuracy
 records and failures), rel_rms_err (accuracy records), and extra fields (family, input_std, time_ms,
 tflops_repeats, calls, plan, out_dtype, max_abs_err, lse_max_abs_err, rows_sum_max_err, error, part,
 git_commit (the zyfa build its part ran; a results file that merges several runs mixes commits),
-p_rounding). p_rounding (lean | exact; zyfa FP8 only) marks a zyfa run with an explicit P rounding
+p_rounding). p_rounding (lean | exact | split; zyfa FP8 only) marks a zyfa run with an explicit P rounding
 (zyfa_bench --p-rounding); a record without it ran the library's default. It is part of a record's identity.
 """
 import argparse
@@ -28,7 +28,7 @@ import sys
 
 REQUIRED = ["impl", "dtype", "d_qk", "d_v", "batch", "seqlen", "nheads", "nheads_k", "inputs", "mode", "tflops"]
 IMPLS = {"zyfa", "cudnn", "fa3", "flashinfer", "torch-flash", "torch-cudnn"}
-P_ROUNDINGS = {"lean", "exact"}
+P_ROUNDINGS = {"lean", "exact", "split"}
 
 
 def record_key(r):
@@ -47,7 +47,7 @@ def check_record(r):
             r["mode"] not in ("kernel", "sustained", "accuracy", "isolated"):
         raise ValueError(f"record has a value outside the schema: {r}")
     if "p_rounding" in r and (r["p_rounding"] not in P_ROUNDINGS or r["impl"] != "zyfa" or r["dtype"] != "fp8"):
-        raise ValueError(f"record has a p_rounding outside the schema (lean | exact, zyfa FP8 only): {r}")
+        raise ValueError(f"record has a p_rounding outside the schema (lean | exact | split, zyfa FP8 only): {r}")
 
 
 def run(cmd):
@@ -124,7 +124,7 @@ def wrap(args):
 # One Google Benchmark line of zyfa_bench: mode/dtype/family/S<seqlen>/H<nheads>:<nheads_k>/inputs/run/rep<r>,
 # where run is an impl or zyfa@<P rounding> (--p-rounding).
 GB_LINE = re.compile(r"^(kernel|sustained|isolated)/(bf16|fp8)/([\w.-]+)/S(\d+)/H(\d+):(\d+)/(\w+)/([\w-]+)"
-                     r"(?:@(lean|exact))?/rep\d+"
+                     r"(?:@(lean|exact|split))?/rep\d+"
                      r"/iterations:1/manual_time\s+([\d.]+) ms\s+[\d.]+ ms\s+1\s+([\d.]+)\s+(\d+)")
 FAMILY_DIMS = {"mha-d128": (128, 128), "gqa-d128": (128, 128), "mha-d192": (192, 128), "gqa-d192": (192, 128),
                "llama3.1-8b": (128, 128)}

@@ -46,6 +46,7 @@ bool parse_p_rounding(const std::string &text, zyfa_p_rounding *rounding) {
   if (text == "default") *rounding = ZYFA_P_ROUNDING_DEFAULT;
   else if (text == "lean") *rounding = ZYFA_P_ROUNDING_LEAN;
   else if (text == "exact") *rounding = ZYFA_P_ROUNDING_EXACT;
+  else if (text == "split") *rounding = ZYFA_P_ROUNDING_SPLIT;
   else return false;
   return true;
 }

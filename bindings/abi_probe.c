@@ -115,6 +115,7 @@ static void print_constants(void) {
   CONSTANT(ZYFA_P_ROUNDING_DEFAULT);
   CONSTANT(ZYFA_P_ROUNDING_LEAN);
   CONSTANT(ZYFA_P_ROUNDING_EXACT);
+  CONSTANT(ZYFA_P_ROUNDING_SPLIT);
 }
 
 /* The defaults that the INIT macros give and that the bindings' constructors must give too. */

@@ -45,10 +45,10 @@ void usage() {
   std::printf(
       "usage: zyfa [--dtype bf16|fp8] [--batch B] [--seqlen S] [--heads H] [--heads-k HK (default H)]\n"
       "            [--d 128|192] [--layout bshd|bhsd] [--iters N] [--std X] [--seed N] [--no-lse] [--cpu]\n"
-      "            [--p-rounding default|lean|exact]\n"
+      "            [--p-rounding default|lean|exact|split]\n"
       "One causal attention call on the GPU (or the CPU backend), checked against fp64.\n"
       "--d 192 means d_qk = 192 with d_v = 128. --p-rounding (FP8): how P is rounded to e4m3; default is\n"
-      "lean at d = 128 and exact at d_qk = 192, lean is d = 128 only.\n");
+      "lean at d = 128 and exact at d_qk = 192, lean is d = 128 only; split adds exact P's e4m3 residual.\n");
 }
 
 bool parse(int argc, char **argv, Options *o) {
@@ -74,7 +74,8 @@ bool parse(int argc, char **argv, Options *o) {
     else return false;
   }
   return (o->dtype == "bf16" || o->dtype == "fp8") && (o->layout == "bshd" || o->layout == "bhsd") &&
-         (o->p_rounding == "default" || o->p_rounding == "lean" || o->p_rounding == "exact") && o->iters >= 1;
+         (o->p_rounding == "default" || o->p_rounding == "lean" || o->p_rounding == "exact" ||
+          o->p_rounding == "split") && o->iters >= 1;
 }
 
 // Host copies of one input tensor: its stored bytes and the descale that maps them back.
@@ -221,6 +222,7 @@ int main(int argc, char **argv) {
   // Passed as given, also with BF16: validation refuses a non-default value there, with its message.
   d.p_rounding = o.p_rounding == "lean"    ? ZYFA_P_ROUNDING_LEAN
                  : o.p_rounding == "exact" ? ZYFA_P_ROUNDING_EXACT
+                 : o.p_rounding == "split" ? ZYFA_P_ROUNDING_SPLIT
                                            : ZYFA_P_ROUNDING_DEFAULT;
   if (fp8) {
     zyfa_descale *ds[3] = {&d.q_descale, &d.k_descale, &d.v_descale};

@@ -53,6 +53,24 @@ func TestExactPDiffersFromDefaultWhichIsLeanAtD128(t *testing.T) {
 	}
 }
 
+func TestSplitPDiffersFromExactPAtBothHeadDims(t *testing.T) {
+	for _, dqk := range []int64{128, 192} {
+		a := Attention{Batch: 1, Seqlen: 24, NHeads: 2, NHeadsK: 1, DQK: dqk, DV: 128}
+		q, k, v, descales := fp8Inputs(t, &a)
+		split, err := forwardFP8(t, a, PRoundingSplit, q, k, v, descales)
+		if err != nil {
+			t.Fatalf("DQK %d: SPLIT: %v", dqk, err)
+		}
+		exact, err := forwardFP8(t, a, PRoundingExact, q, k, v, descales)
+		if err != nil {
+			t.Fatalf("DQK %d: EXACT: %v", dqk, err)
+		}
+		if reflect.DeepEqual(split, exact) {
+			t.Fatalf("DQK %d: SPLIT gave EXACT's output bit for bit", dqk)
+		}
+	}
+}
+
 func TestLeanPAtD192IsBadArgumentAndDefaultIsExactThere(t *testing.T) {
 	a := Attention{Batch: 1, Seqlen: 16, NHeads: 1, NHeadsK: 1, DQK: 192, DV: 128}
 	q, k, v, descales := fp8Inputs(t, &a)

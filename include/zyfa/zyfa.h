@@ -115,7 +115,17 @@ typedef enum zyfa_descale_kind {
 typedef enum zyfa_p_rounding {
   ZYFA_P_ROUNDING_DEFAULT = 0,  /* lean P at d_qk = 128, exact P at d_qk = 192 */
   ZYFA_P_ROUNDING_LEAN = 1,     /* lean P; only with d_qk = 128 */
-  ZYFA_P_ROUNDING_EXACT = 2     /* exact P at either head dim */
+  ZYFA_P_ROUNDING_EXACT = 2,    /* exact P at either head dim */
+  ZYFA_P_ROUNDING_SPLIT = 3     /* split P at either head dim: P = P_hi + P_lo, P_hi exact P and P_lo the
+                                   e4m3 of its residual, two P V products into one accumulator; much less
+                                   P rounding error than exact P, at the cost of a second P V product.
+                                   Output error 0.09-0.11x exact P's (1.6-1.7e-3 on std-1 Gaussians, S =
+                                   128-4096) on the CPU backend; not yet measured on a GPU. On the GPU
+                                   only the TMA/wgmma kernels implement it: q, k and v need 16-byte aligned
+                                   bases and strides above 0, 16-byte multiples below 2^40 bytes, wherever
+                                   an extent is above 1, and seqlen <= 2^31 - 257; a problem outside that
+                                   (which the other kernels would take) is ZYFA_STATUS_BAD_ARGUMENT naming
+                                   p_rounding and the field. zyfa_attn_fwd_host takes any layout. */
 } zyfa_p_rounding;
 
 /* The factor that maps an FP8 tensor back to its original range. A device descale is one element

@@ -86,7 +86,8 @@ class Attention {
     d_.v_descale = v;
     return *this;
   }
-  // FP8 only: how P is rounded to e4m3 (ZYFA_P_ROUNDING_EXACT for accuracy, LEAN only at d_qk = 128).
+  // FP8 only: how P is rounded to e4m3 (ZYFA_P_ROUNDING_EXACT for accuracy, ZYFA_P_ROUNDING_SPLIT for the
+  // most accuracy at a second P V product, LEAN only at d_qk = 128).
   Attention &p_rounding(zyfa_p_rounding rounding) {
     d_.p_rounding = rounding;
     return *this;

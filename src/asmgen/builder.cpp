@@ -155,22 +155,37 @@ void Builder::cvt(Reg d, Operand a, Type src_type, Round round) {
   in.src = {a};
 }
 
-void Builder::cvt_e4m3x2(Reg d, Operand hi, Operand lo) {
-  expect(d, Type::kB16, "cvt_e4m3x2");
-  expect_same_width(hi, Type::kF32, "cvt_e4m3x2");
-  expect_same_width(lo, Type::kF32, "cvt_e4m3x2");
-  Instr &in = push(Op::kCvtE4m3x2, Type::kB16);
+void Builder::pack_f32_pair(Op op, Type type, Reg d, Operand hi, Operand lo, const char *what) {
+  expect(d, type, what);
+  expect_same_width(hi, Type::kF32, what);
+  expect_same_width(lo, Type::kF32, what);
+  Instr &in = push(op, type);
   in.dst = {d};
   in.src = {hi, lo};
 }
 
-void Builder::cvt_f16x2_e4m3x2(Reg d, Reg a) {
-  expect(d, Type::kB32, "cvt_f16x2_e4m3x2");
-  expect(a, Type::kB16, "cvt_f16x2_e4m3x2");
-  Instr &in = push(Op::kCvtF16x2E4m3x2, Type::kB32);
+void Builder::convert_packed(Op op, Type type, Reg d, Type src_type, Reg a, const char *what) {
+  expect(d, type, what);
+  expect(a, src_type, what);
+  Instr &in = push(op, type);
   in.dst = {d};
   in.src = {a};
 }
+
+void Builder::cvt_e4m3x2(Reg d, Operand hi, Operand lo) { pack_f32_pair(Op::kCvtE4m3x2, Type::kB16, d, hi, lo, "cvt_e4m3x2"); }
+
+void Builder::cvt_f16x2_e4m3x2(Reg d, Reg a) { convert_packed(Op::kCvtF16x2E4m3x2, Type::kB32, d, Type::kB16, a, "cvt_f16x2_e4m3x2"); }
+
+void Builder::cvt_f16x2_f32(Reg d, Operand hi, Operand lo) { pack_f32_pair(Op::kCvtF16x2F32, Type::kB32, d, hi, lo, "cvt_f16x2_f32"); }
+
+void Builder::sub_f16x2(Reg d, Reg a, Reg b) {
+  for (Reg r : {d, a, b}) expect(r, Type::kB32, "sub_f16x2");
+  Instr &in = push(Op::kSubF16x2, Type::kB32);
+  in.dst = {d};
+  in.src = {a, b};
+}
+
+void Builder::cvt_e4m3x2_f16x2(Reg d, Reg a) { convert_packed(Op::kCvtE4m3x2F16x2, Type::kB16, d, Type::kB32, a, "cvt_e4m3x2_f16x2"); }
 
 void Builder::cvt_bf16x2(Reg d, Operand hi, Operand lo) {
   expect(d, Type::kB32, "cvt_bf16x2");

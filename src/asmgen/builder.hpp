@@ -71,6 +71,12 @@ class Builder {
   void cvt_f16x2_e4m3x2(Reg d, Reg a);
   // d (b32) = {bf16(lo) in bits 0-15, bf16(hi) in bits 16-31}, round to nearest even.
   void cvt_bf16x2(Reg d, Operand hi, Operand lo);
+  // d (f16x2 in a b32) = {f16(lo) in bits 0-15, f16(hi) in bits 16-31}, round to nearest even.
+  void cvt_f16x2_f32(Reg d, Operand hi, Operand lo);
+  // d (f16x2) = a - b per half, sub.rn.f16x2 (no flush of subnormals).
+  void sub_f16x2(Reg d, Reg a, Reg b);
+  // d (b16) = {e4m3(a.lo) in bits 0-7, e4m3(a.hi) in bits 8-15}, round to nearest even, saturating to 448.
+  void cvt_e4m3x2_f16x2(Reg d, Reg a);
   void pack16x2(Reg d, Reg lo, Reg hi);    // mov.b32 d, {lo, hi}
   void unpack16x2(Reg lo, Reg hi, Reg a);  // mov.b32 {lo, hi}, a
   void prmt(Reg d, Operand a, Operand b, Operand selector);
@@ -147,6 +153,9 @@ class Builder {
 
  private:
   Instr &push(Op op, Type type);
+  // d (type) = two f32 operands converted and packed (hi in the upper half); d (type) = packed a converted.
+  void pack_f32_pair(Op op, Type type, Reg d, Operand hi, Operand lo, const char *what);
+  void convert_packed(Op op, Type type, Reg d, Type src_type, Reg a, const char *what);
   void named_barrier(Op op, const char *what, Operand barrier, int threads);  // bar.sync / bar.arrive
   void expect(Reg r, Type t, const char *what) const;
   void expect_same_width(Operand o, Type t, const char *what) const;

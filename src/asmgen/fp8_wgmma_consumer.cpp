@@ -91,6 +91,8 @@ void WgmmaEmitter::consumer_setup() {
   for (int i = 0; i < kAccRegs; ++i) acc[size_t(i)] = b.reg(Type::kF32, indexed("acc", i));
   for (int i = 0; i < kScoreRegs; ++i) s[size_t(i)] = b.reg(Type::kF32, indexed("s", i));
   for (int i = 0; i < kPRegs; ++i) pk[size_t(i)] = b.reg(Type::kB32, indexed("p", i));
+  if (variant.split_p)
+    for (int i = 0; i < kPRegs; ++i) pk_lo[size_t(i)] = b.reg(Type::kB32, indexed("p_lo", i));
 
   // Consumer 0 takes the first turn: consumer 1 opens it (the predicate is its warpgroup's).
   const Reg second = b.temp(Type::kPred, "second_consumer");
@@ -123,13 +125,22 @@ void WgmmaEmitter::pv(Reg vt_stage) {
   const Reg stage64 = b.temp(Type::kU64, "vt_stage64");
   b.cvt(stage64, vt_stage, Type::kU32, Round::kNone);
   b.mad_lo(vt_base, stage64, imm(layout.vt_bytes / int(kDescUnit)), vt_desc);
+  // Split P: P_lo V after P_hi V, into the same accumulator (its ones rows add P_lo to the row sums).
+  std::vector<const std::array<Reg, kPRegs> *> chains = {&pk};
+  if (variant.split_p) chains.push_back(&pk_lo);
+  std::array<Reg, kPvSteps> bd;
   for (int kk = 0; kk < kPvSteps; ++kk) {
-    const Reg bd = b.temp(Type::kU64, "vt_desc_k");
-    b.add(bd, vt_base, imm(kk * kMmaK / int(kDescUnit)));
-    const std::array<Reg, 4> a = {pk[size_t(4 * kk)], pk[size_t(4 * kk + 1)], pk[size_t(4 * kk + 2)],
-                                  pk[size_t(4 * kk + 3)]};
-    b.wgmma_e4m3(std::vector<Reg>(acc.begin(), acc.end()), a, bd, kk == 0 ? p_false : p_true);
+    bd[size_t(kk)] = b.temp(Type::kU64, "vt_desc_k");
+    b.add(bd[size_t(kk)], vt_base, imm(kk * kMmaK / int(kDescUnit)));
   }
+  for (size_t chain = 0; chain < chains.size(); ++chain)
+    for (int kk = 0; kk < kPvSteps; ++kk) {
+      const std::array<Reg, kPRegs> &p = *chains[chain];
+      const std::array<Reg, 4> a = {p[size_t(4 * kk)], p[size_t(4 * kk + 1)], p[size_t(4 * kk + 2)],
+                                    p[size_t(4 * kk + 3)]};
+      b.wgmma_e4m3(std::vector<Reg>(acc.begin(), acc.end()), a, bd[size_t(kk)],
+                   chain == 0 && kk == 0 ? p_false : p_true);
+    }
 }
 
 // One arrival per warp on a barrier that counts kConsumerWarps per phase.
@@ -221,13 +232,31 @@ void WgmmaEmitter::pack_p() {
           b.prmt(hi, s[size_t(reg_of(c1, h, 0))], s[size_t(reg_of(c1, h, 1))], imm(kLowBytesOfTwo));
           b.prmt(dst, lo, hi, imm(kLowHalves));
         } else {
-          const Reg lo = b.temp(Type::kB16, "codes_lo");
-          const Reg hi = b.temp(Type::kB16, "codes_hi");
-          b.cvt_e4m3x2(lo, s[size_t(reg_of(c0, h, 1))], s[size_t(reg_of(c0, h, 0))]);
-          b.cvt_e4m3x2(hi, s[size_t(reg_of(c1, h, 1))], s[size_t(reg_of(c1, h, 0))]);
-          b.pack16x2(dst, lo, hi);
+          const std::array<Reg, 2> codes = {b.temp(Type::kB16, "codes_lo"), b.temp(Type::kB16, "codes_hi")};
+          std::array<Reg, 2> residual_codes;
+          for (int i = 0; i < 2; ++i) {
+            const Reg p0 = s[size_t(reg_of(c0 + i, h, 0))], p1 = s[size_t(reg_of(c0 + i, h, 1))];
+            b.cvt_e4m3x2(codes[size_t(i)], p1, p0);
+            if (variant.split_p) residual_codes[size_t(i)] = split_p_lo(p1, p0, codes[size_t(i)]);
+          }
+          b.pack16x2(dst, codes[0], codes[1]);
+          if (variant.split_p) b.pack16x2(pk_lo[size_t(4 * kk + 2 * half + h)], residual_codes[0], residual_codes[1]);
         }
       }
+}
+
+// Split P's low codes of a pair (numerics::fp8_split_p_lo): e4m3(f16(p) - hi) on f16x2, from the pair's
+// exact P values and their codes hi.
+Reg WgmmaEmitter::split_p_lo(Reg p1, Reg p0, Reg hi) {
+  const Reg p16 = b.temp(Type::kB32, "p_f16x2");
+  const Reg hi16 = b.temp(Type::kB32, "p_hi_f16x2");
+  const Reg residual = b.temp(Type::kB32, "p_residual");
+  const Reg lo = b.temp(Type::kB16, "codes_residual");
+  b.cvt_f16x2_f32(p16, p1, p0);
+  b.cvt_f16x2_e4m3x2(hi16, hi);
+  b.sub_f16x2(residual, p16, hi16);
+  b.cvt_e4m3x2_f16x2(lo, residual);
+  return lo;
 }
 
 // ---- one query tile
@@ -290,8 +319,16 @@ void WgmmaEmitter::consumer_tile() {
   b.bra_if(Cmp::kGt, Type::kS32, kb, tile, last_pv, "single_block");
   b.place(key_loop);
   wait_turn();
-  issue_scores();
-  issue_pv();
+  if (variant.split_p) {
+    // Split P's two chains read 32 registers of codes: with S's and the accumulator's 132 in flight too, the
+    // consumer's budget spills. So P V goes first and completes (its codes die) before S is issued.
+    issue_pv();
+    b.wgmma_wait(0);
+    issue_scores();
+  } else {
+    issue_scores();
+    issue_pv();
+  }
   pass_turn();
   b.wgmma_wait(0);
   scores_done();

@@ -169,6 +169,7 @@ class WgmmaEmitter {
   std::array<Reg, kAccRegs> acc;  // one block's P V; registers 64 and 66 are the rows' sums of P
   std::array<Reg, kScoreRegs> s;
   std::array<Reg, kPRegs> pk;
+  std::array<Reg, kPRegs> pk_lo;  // split P only: the residuals' codes, a second P V chain's A fragments
   std::array<Reg, 2> m, l, unscale;  // per row: reference max, denominator, the pending block's unscale
 
  private:
@@ -184,6 +185,7 @@ class WgmmaEmitter {
   void softmax(bool first_block);
   void fold();
   void pack_p();
+  Reg split_p_lo(Reg p1, Reg p0, Reg hi);  // a b16 of two residual codes
   void epilogue();
 };
 

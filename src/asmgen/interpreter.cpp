@@ -408,6 +408,24 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
             set(d, lane, lo | hi << 16);
             break;
           }
+          case Op::kCvtF16x2F32:
+            set(d, lane, uint64_t(f16_bits(fval(in.src[0], lane))) << 16 | f16_bits(fval(in.src[1], lane)));
+            break;
+          case Op::kSubF16x2: {
+            const uint64_t x = val(in.src[0], Type::kB32, lane), y = val(in.src[1], Type::kB32, lane);
+            uint64_t r = 0;
+            for (int h = 0; h < 2; ++h)  // exact in f32 for the operands split P gives it, then rounded once
+              r |= uint64_t(f16_bits(f16_value(uint16_t(x >> (16 * h))) - f16_value(uint16_t(y >> (16 * h)))))
+                   << (16 * h);
+            set(d, lane, r);
+            break;
+          }
+          case Op::kCvtE4m3x2F16x2: {
+            const uint64_t x = val(in.src[0], Type::kB32, lane);
+            set(d, lane, uint64_t(numerics::e4m3_code(f16_value(uint16_t(x >> 16)))) << 8 |
+                             numerics::e4m3_code(f16_value(uint16_t(x))));
+            break;
+          }
           case Op::kCvtBf16x2:
             set(d, lane, uint64_t(numerics::bf16_bits(fval(in.src[0], lane))) << 16 |
                              numerics::bf16_bits(fval(in.src[1], lane)));

@@ -124,6 +124,9 @@ class Printer {
       case Op::kCvtE4m3x2: out_ << "cvt.rn.satfinite.e4m3x2.f32 " << args(in); break;
       case Op::kCvtF16x2E4m3x2: out_ << "cvt.rn.f16x2.e4m3x2 " << args(in); break;
       case Op::kCvtBf16x2: out_ << "cvt.rn.bf16x2.f32 " << args(in); break;
+      case Op::kCvtF16x2F32: out_ << "cvt.rn.f16x2.f32 " << args(in); break;
+      case Op::kSubF16x2: out_ << "sub.rn.f16x2 " << args(in); break;
+      case Op::kCvtE4m3x2F16x2: out_ << "cvt.rn.satfinite.e4m3x2.f16x2 " << args(in); break;
       case Op::kPack16x2:
         out_ << "mov.b32 " << reg(in.dst[0]) << ", {" << reg(in.src[0].reg) << ", " << reg(in.src[1].reg) << "}";
         break;

@@ -21,6 +21,8 @@ enum class Op : uint8_t {
   kFma, kMul, kEx2, kLg2,
   // conversions and byte work
   kCvt, kCvtE4m3x2, kCvtF16x2E4m3x2, kCvtBf16x2, kPack16x2, kUnpack16x2, kPrmt,
+  // f16x2 work (split P's residual)
+  kCvtF16x2F32, kSubF16x2, kCvtE4m3x2F16x2,
   // predicates
   kSetp, kSelp, kVoteAny,
   // memory

@@ -13,6 +13,9 @@ const std::vector<Variant> &variants() {
       // Exact P at d = 128, for callers who ask for it (zyfa_attn_desc.p_rounding).
       {"fp8_d128_exact", 128, 128, false, Schedule::kMmaSync},
       {"fp8_wgmma_d128_exact", 128, 128, false, Schedule::kWgmma},
+      // Split P at either head dim (p_rounding = ZYFA_P_ROUNDING_SPLIT).
+      {"fp8_wgmma_d128_split", 128, 128, false, Schedule::kWgmma, /*split_p=*/true},
+      {"fp8_wgmma_d192_split", 192, 128, false, Schedule::kWgmma, /*split_p=*/true},
   };
   return table;
 }

@@ -18,6 +18,9 @@ struct Variant {
   int d_v = 128;
   bool lean_p = true;  // P codes from one FFMA (d = 128) or exact exp2 + cvt (d_qk = 192)
   Schedule schedule = Schedule::kMmaSync;
+  // Split P (exact P, lean_p false): the residual's e4m3 codes too, and a second P V chain into the same
+  // accumulator (numerics.h). wgmma only.
+  bool split_p = false;
 };
 
 const std::vector<Variant> &variants();

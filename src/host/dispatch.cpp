@@ -1,8 +1,10 @@
 #include "host/dispatch.hpp"
 
 #include <memory>
+#include <string>
 
 #include "host/cuda_api.hpp"
+#include "host/error.hpp"
 #include "host/fp8_asm_attention.hpp"
 #include "host/plan_cache.hpp"
 #include "kernels/launch.hpp"
@@ -43,11 +45,24 @@ const KernelChoice &choose_kernel(const Problem &problem) {
 
 }  // namespace
 
+zyfa_status check_split_p(const Problem &problem) {
+  if (!problem.split_p || choose_kernel(problem).supports != always) return ZYFA_STATUS_SUCCESS;
+  // Only the wgmma kernels have split-P code objects (code_objects.cpp): the mma.sync ones and the fallback
+  // round P once. Say why the wgmma kernels refuse the problem.
+  const std::string reason = kernels::fp8_wgmma_refusal(problem);
+  return fail(ZYFA_STATUS_BAD_ARGUMENT,
+              "desc->p_rounding = ZYFA_P_ROUNDING_SPLIT (3): split P needs the TMA/wgmma kernels, and this problem "
+              "falls to a kernel that rounds P once because %s; use ZYFA_P_ROUNDING_EXACT, or q, k and v that TMA "
+              "can map",
+              reason.c_str());
+}
+
 zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   int device = 0;
   if (zyfa_status s = cuda::current_hopper_device(&device)) return s;
   bool capturing = false;
   if (zyfa_status s = cuda::stream_is_capturing(stream, &capturing)) return s;
+  if (zyfa_status s = check_split_p(problem)) return s;
   const KernelChoice &kernel = choose_kernel(problem);
   PlanCache &cache = PlanCache::global();
   std::shared_ptr<const Plan> plan;

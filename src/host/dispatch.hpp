@@ -11,6 +11,11 @@ namespace zyfa {
 // With `launch` false this is zyfa_attn_prepare; with true, the kernel runs on `stream`.
 zyfa_status run_attention(const Problem &problem, void *stream, bool launch);
 
+// Split P (ZYFA_P_ROUNDING_SPLIT) runs on the TMA/wgmma kernels only: BAD_ARGUMENT naming p_rounding and
+// the field that keeps them from `problem` when only a kernel that rounds P once would take it; SUCCESS
+// otherwise. The decision run_attention makes, without a GPU.
+zyfa_status check_split_p(const Problem &problem);
+
 }  // namespace zyfa
 
 #endif  // ZYFA_HOST_DISPATCH_HPP_

@@ -1,7 +1,10 @@
 #include "host/fp8_asm_attention.hpp"
 
+#include <cstdarg>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
+#include <string>
 
 #include "host/code_objects.hpp"
 #include "host/cuda_api.hpp"
@@ -15,6 +18,16 @@ namespace {
 constexpr int kInvalidValue = 1;
 
 uint64_t address(const void *p) { return uint64_t(reinterpret_cast<uintptr_t>(p)); }
+
+// printf into a string, for fp8_wgmma_refusal's messages (short: one field and its limit).
+__attribute__((format(printf, 1, 2))) std::string formatted(const char *format, ...) {
+  char m[320];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(m, sizeof m, format, args);
+  va_end(args);
+  return m;
+}
 
 void copy_strides(const TensorRef &t, int64_t *batch, int64_t *seq, int64_t *head) {
   *batch = t.batch_stride;
@@ -37,13 +50,12 @@ static_assert(sizeof(CUtensorMap) == sizeof(asmgen::Fp8TensorMap) &&
 
 // The fields of the parameter block that both schedules read, within the kernels' limits: row indices
 // are int32 in the kernel, and rows up to the end of the last tile are formed.
-bool within_kernel_limits(const Problem &p) {
-  constexpr int64_t kMaxSeqlen = std::numeric_limits<int32_t>::max() - 2 * numerics::kQueryTile;
-  return p.fp8() && p.seqlen <= kMaxSeqlen && p.nheads <= std::numeric_limits<int32_t>::max();
-}
+constexpr int64_t kMaxSeqlen = std::numeric_limits<int32_t>::max() - 2 * numerics::kQueryTile;
+constexpr int64_t kMaxHeads = std::numeric_limits<int32_t>::max();
+bool within_kernel_limits(const Problem &p) { return p.fp8() && p.seqlen <= kMaxSeqlen && p.nheads <= kMaxHeads; }
 
 const CodeObject *code_object(const Problem &p, bool wgmma) {
-  return find_fp8_code_object(int(p.d_qk), int(p.d_v), p.lean_p, wgmma);
+  return find_fp8_code_object(int(p.d_qk), int(p.d_v), p.lean_p, p.split_p, wgmma);
 }
 
 int prepare(const Problem &problem, bool wgmma) {
@@ -76,6 +88,61 @@ bool fp8_wgmma_attention_supports(const Problem &p) {
          hopper::tma_can_map(p.q, p.batch, p.seqlen, p.nheads, p.d_qk, kByte) &&
          hopper::tma_can_map(p.k, p.batch, p.seqlen, p.nheads_k, p.d_qk, kByte) &&
          hopper::tma_can_map(p.v, p.batch, p.seqlen, p.nheads_k, p.d_v, kByte);
+}
+
+std::string fp8_wgmma_refusal(const Problem &p) {
+  if (!p.fp8()) return "desc->dtype is not ZYFA_DTYPE_FP8_E4M3";
+  if (p.seqlen > kMaxSeqlen) {
+    return formatted("desc->seqlen = %lld: above the FP8 kernels' limit of %lld (int32 rows)", (long long)p.seqlen,
+                     (long long)kMaxSeqlen);
+  }
+  if (p.nheads > kMaxHeads) {
+    return formatted("desc->nheads = %lld: above the FP8 kernels' limit of %lld", (long long)p.nheads,
+                     (long long)kMaxHeads);
+  }
+  if (code_object(p, /*wgmma=*/true) == nullptr) {
+    return formatted("desc->d_qk = %lld, desc->d_v = %lld: no wgmma kernel%s", (long long)p.d_qk, (long long)p.d_v,
+                     p.split_p ? " with split P" : "");
+  }
+  constexpr int64_t kByte = 1;
+  const struct {
+    const char *name;
+    const TensorRef &t;
+    const char *heads_field;
+    int64_t heads;
+    const char *dim_field;
+    int64_t dim;
+  } operands[] = {{"q", p.q, "nheads", p.nheads, "d_qk", p.d_qk},
+                  {"k", p.k, "nheads_k", p.nheads_k, "d_qk", p.d_qk},
+                  {"v", p.v, "nheads_k", p.nheads_k, "d_v", p.d_v}};
+  using R = hopper::TmaRefusal;
+  for (const auto &o : operands) {
+    const char *field = nullptr;  // an extent TMA cannot index
+    int64_t value = 0;
+    const char *stride_dim = nullptr;  // a stride TMA cannot step
+    int64_t stride = 0;
+    switch (hopper::tma_refusal(o.t, p.batch, p.seqlen, o.heads, o.dim, kByte)) {
+      case R::kMappable: continue;
+      case R::kAddress:
+        return formatted("desc->%s = %p: TMA needs a %lld-byte aligned base", o.name, o.t.ptr,
+                         (long long)hopper::kTmaStrideAlignBytes);
+      case R::kBatch: field = "batch", value = p.batch; break;
+      case R::kSeqlen: field = "seqlen", value = p.seqlen; break;
+      case R::kHeads: field = o.heads_field, value = o.heads; break;
+      case R::kDim: field = o.dim_field, value = o.dim; break;
+      case R::kSeqStride: stride_dim = "seq", stride = o.t.seq_stride; break;
+      case R::kHeadStride: stride_dim = "head", stride = o.t.head_stride; break;
+      case R::kBatchStride: stride_dim = "batch", stride = o.t.batch_stride; break;
+    }
+    if (field != nullptr) {
+      return formatted("desc->%s = %lld: above the %lld coordinates a TMA dimension holds", field, (long long)value,
+                       (long long)hopper::kTmaMaxCoordinate);
+    }
+    return formatted("desc->%s_strides.%s = %lld elements: TMA needs a stride above 0 and below 2^40 bytes, a "
+                     "multiple of %lld, wherever the extent is above 1",
+                     o.name, stride_dim, (long long)stride, (long long)hopper::kTmaStrideAlignBytes);
+  }
+  return "";
 }
 
 int fp8_attention_ctas_per_sm() { return 1; }

@@ -3,6 +3,8 @@
 #ifndef ZYFA_HOST_FP8_ASM_ATTENTION_HPP_
 #define ZYFA_HOST_FP8_ASM_ATTENTION_HPP_
 
+#include <string>
+
 #include "asmgen/fp8_kernel_params.h"
 #include "host/problem.hpp"
 #include "kernels/launch.hpp"
@@ -22,6 +24,9 @@ int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, v
 // The Hopper schedule of the same kernels (TMA, wgmma): the same contract where the tensors fit TMA
 // (16-byte aligned rows and strides), and the mma.sync one takes the rest.
 bool fp8_wgmma_attention_supports(const Problem &problem);
+// Why fp8_wgmma_attention_supports refuses `problem`, naming the descriptor field and its value (e.g.
+// "desc->k_strides.batch = 0 elements: ..."); "" when it takes it. Host only: no GPU needed.
+std::string fp8_wgmma_refusal(const Problem &problem);
 int prepare_fp8_wgmma_attention(const Problem &problem);
 int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule, void *stream);
 

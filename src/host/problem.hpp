@@ -63,6 +63,7 @@ struct Problem {
   float softmax_scale = 0.0f;  // resolved: never 0
   Descale q_descale, k_descale, v_descale;  // all 1 for BF16
   bool lean_p = false;  // FP8: P codes from one FFMA (lean) rather than exp2 and a conversion (exact)
+  bool split_p = false;  // FP8: exact P plus the e4m3 of its residual, a second P V (ZYFA_P_ROUNDING_SPLIT)
 
   bool fp8() const { return dtype == ZYFA_DTYPE_FP8_E4M3; }
   int64_t group() const { return nheads / nheads_k; }  // query heads per kv head

@@ -173,6 +173,7 @@ const char *p_rounding_name(int value) {
     case ZYFA_P_ROUNDING_DEFAULT: return "ZYFA_P_ROUNDING_DEFAULT";
     case ZYFA_P_ROUNDING_LEAN: return "ZYFA_P_ROUNDING_LEAN";
     case ZYFA_P_ROUNDING_EXACT: return "ZYFA_P_ROUNDING_EXACT";
+    case ZYFA_P_ROUNDING_SPLIT: return "ZYFA_P_ROUNDING_SPLIT";
   }
   return nullptr;
 }
@@ -183,7 +184,7 @@ zyfa_status check_p_rounding(int value, bool fp8, int64_t d_qk) {
   if (name == nullptr) {
     return fail(ZYFA_STATUS_BAD_ARGUMENT,
                 "desc->p_rounding = %d: not a zyfa_p_rounding (ZYFA_P_ROUNDING_DEFAULT (0), ZYFA_P_ROUNDING_LEAN "
-                "(1) or ZYFA_P_ROUNDING_EXACT (2))",
+                "(1), ZYFA_P_ROUNDING_EXACT (2) or ZYFA_P_ROUNDING_SPLIT (3))",
                 value);
   }
   if (!fp8 && value != ZYFA_P_ROUNDING_DEFAULT) {
@@ -195,7 +196,7 @@ zyfa_status check_p_rounding(int value, bool fp8, int64_t d_qk) {
   if (value == ZYFA_P_ROUNDING_LEAN && d_qk != 128) {
     return fail(ZYFA_STATUS_BAD_ARGUMENT,
                 "desc->p_rounding = ZYFA_P_ROUNDING_LEAN (1) with desc->d_qk = %lld: lean P is implemented at "
-                "d_qk = 128 only; use ZYFA_P_ROUNDING_DEFAULT or ZYFA_P_ROUNDING_EXACT",
+                "d_qk = 128 only; use ZYFA_P_ROUNDING_DEFAULT, ZYFA_P_ROUNDING_EXACT or ZYFA_P_ROUNDING_SPLIT",
                 (long long)d_qk);
   }
   return ZYFA_STATUS_SUCCESS;
@@ -282,6 +283,7 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
   p.d_v = d.d_v;
   p.softmax_scale = resolve_softmax_scale(d.softmax_scale, d.d_qk);
   p.lean_p = resolve_lean_p(fp8, p_rounding, d.d_qk);
+  p.split_p = fp8 && p_rounding == ZYFA_P_ROUNDING_SPLIT;
   const struct {
     const char *name;
     const zyfa_descale &given;

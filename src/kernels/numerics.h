@@ -20,6 +20,11 @@
 //         exact P (default at d_qk = 192): the block's largest p becomes exactly 2^H (code 120), so the
 //                            dominant weight of a peaked row carries no rounding error:
 //                            code_j = e4m3(exp2(fma(s_j, c, H - bmax))), unscale = exp2((bmax - m) - H)
+//         split P (ZYFA_P_ROUNDING_SPLIT, either head dim): exact P's p_j, rounded twice:
+//                            hi_j = e4m3(p_j) (exact P's code) and lo_j = e4m3(f16(p_j) - hi_j) (fp8_split_p_lo),
+//                            and the block's acc and rs take the hi products first, then the lo ones, in the
+//                            same fp32 sums (the kernels: a second P V product into the same accumulator,
+//                            whose ones rows of V^T add lo_j to rs); unscale is exact P's
 //         acc = sum e4m3_value(code_j) v_j, rs = sum e4m3_value(code_j) (fp32; rs is the denominator of
 //         the rounded P)
 //         O += unscale acc; l += unscale rs
@@ -158,6 +163,29 @@ ZYFA_HD int fp8_block_shift(float m, float bmax) {
   // take the clamps too: converting them to int is undefined in C++ (INT_MIN on x86, 0 on the GPU).
   const int shift = f >= -1.0f && f < float(kMaxBlockShift) ? int(f) : (f < -1.0f ? -1 : kMaxBlockShift);
   return shift + kFp8HeadroomBinades;
+}
+
+// ---- binary16, round to nearest even (cvt.rn.f16.f32), overflowing to infinity; NaN stays NaN.
+ZYFA_HD float round_f16(float x) {
+  if (std::isnan(x) || std::isinf(x)) return x;
+  const float a = std::fabs(x);
+  int e;
+  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1): the binade is 2^(e-1)
+  const int q = (e - 1 < -14) ? -24 : (e - 1) - 10;  // quantum: 2^(e-11) for normals, 2^-24 for subnormals
+  const float r = std::ldexp(std::nearbyint(std::ldexp(a, -q)), q);
+  // 65520 = 65504 + half its quantum: it and above round to infinity (RNE ties go to the even 2^16).
+  const float v = r >= 65520.0f ? INFINITY : r;
+  return std::signbit(x) ? -v : v;
+}
+
+// Split P's low part: the e4m3 value of p's residual after exact P's hi = e4m3(p), as the kernels compute it
+// on f16x2 pairs: cvt.rn.f16x2.f32 (p to f16), cvt.rn.f16x2.e4m3x2 (hi, exact in f16), sub.rn.f16x2 and
+// cvt.rn.satfinite.e4m3x2.f16x2. The f16 subtraction is exact (hi is within a factor 2 of f16(p), or 0), so
+// the residual is f16(p) - hi: p's own residual to within f16's 11 bits, far below lo's e4m3 quantum (the
+// f16 route takes four instructions per pair where an f32 one takes six). Rounding f16(p) rather than p
+// changes lo's rounding only on near-ties, and both backends do it.
+ZYFA_HD float fp8_split_p_lo(float p, float hi) {
+  return e4m3_value(e4m3_code(round_f16(round_f16(p) - hi)));
 }
 
 // Exact P: the exponent bias that maps the block max bmax to exactly 2^H, and the log2 of

@@ -42,12 +42,14 @@ struct HeadConstants {
   float v_descale;  // FP8 only
   bool fp8;
   bool lean_p;
+  bool split_p;  // exact P's codes plus a second product of their e4m3 residuals
 };
 
 HeadConstants head_constants(const Problem &p, int64_t b, int64_t hk) {
   HeadConstants k;
   k.fp8 = p.fp8();
   k.lean_p = k.fp8 && p.lean_p;  // validation resolved the descriptor's p_rounding
+  k.split_p = k.fp8 && p.split_p;
   k.tau = nx::lazy_rescale_threshold(k.fp8, int(p.d_qk));
   k.c = p.softmax_scale * nx::kLog2e;
   if (k.fp8) {
@@ -122,13 +124,20 @@ void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float
   const float exp_bias = nx::fp8_exact_p_bias(bmax);
   std::fill(acc, acc + d_v, 0.0f);
   float rs = 0.0f;
-  for (int64_t j = 0; j < n; ++j) {
-    const float p = k.lean_p ? code_value[nx::lean_p_code_host(scores[j], c8, offset)]
-                             : code_value[nx::e4m3_code(std::exp2(std::fma(scores[j], k.c, exp_bias)))];
-    if (p == 0.0f) continue;
+  auto exact_p = [&](int64_t j) { return std::exp2(std::fma(scores[j], k.c, exp_bias)); };
+  auto add = [&](int64_t j, float p) {
+    if (p == 0.0f) return;
     rs += p;
     add_scaled(acc, v + j * d_v, p, d_v);
-  }
+  };
+  for (int64_t j = 0; j < n; ++j)
+    add(j, k.lean_p ? code_value[nx::lean_p_code_host(scores[j], c8, offset)] : code_value[nx::e4m3_code(exact_p(j))]);
+  // Split P: the residuals' product, after the block's first one, into the same sums.
+  if (k.split_p)
+    for (int64_t j = 0; j < n; ++j) {
+      const float p = exact_p(j);
+      add(j, nx::fp8_split_p_lo(p, code_value[nx::e4m3_code(p)]));
+    }
   const float unscale = k.lean_p ? std::ldexp(1.0f, -shift) : std::exp2(nx::fp8_exact_p_unscale_log2(row.m, bmax));
   for (int64_t d = 0; d < d_v; ++d) row.o[d] += unscale * acc[d];
   row.l += unscale * rs;

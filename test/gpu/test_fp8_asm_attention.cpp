@@ -50,6 +50,18 @@ constexpr double kMaxErrorOverCpuWgmma = 1.35;   // out error against fp64, over
 constexpr double kMaxDistanceWgmma = 1.25;       // GPU - CPU distance over the CPU backend's error
 constexpr double kWgmmaScoreNoise = 5e-4;        // relative: the floor of LSE distances (one-key rows)
 constexpr double kMaxLseDistanceWgmma = 2.0;     // LSE distance over max(CPU backend's LSE error, noise)
+// Split P takes P's rounding almost out of the error, so both backends land near the bf16 output's own
+// rounding (1.6-1.7e-3 on these inputs), and what separates them is the FP8 tensor cores' ~14-bit sums of S
+// and of P V: they move the fp32 output across a bf16 rounding boundary often, even where S is exact
+// (ternary q and k). Measured on the H200 (2026-11-29, session 6, one seed per case): GPU-CPU distance
+// 0.74-0.91x the CPU backend's error on Gaussian and ternary inputs; on structured inputs at d_qk = 192,
+// S = 4097, where the large channels make S's rounding the largest term, GPU error 3.9e-3 = 2.33x the CPU
+// backend's and distance 2.54x. Split P is therefore held to the wgmma schedule's checks with these limits
+// and, to keep them sharp, to an absolute bound: a wrong residual code or fold costs exact P's error,
+// 1.5-2.2e-2 (test_cpu_backend.cpp), over 3x this bound.
+constexpr double kMaxRelRmsSplitP = 6e-3;
+constexpr double kMaxErrorOverCpuSplit = 3.0;
+constexpr double kMaxDistanceSplit = 3.0;
 // Mixed into the case's seed for the ternary q and k, so they do not repeat the Gaussian stream.
 constexpr uint64_t kTernarySeedSalt = 0x7465726eull;
 constexpr int kRepeats = 20;
@@ -202,11 +214,14 @@ TEST_P(Fp8AsmAccuracy, MatchesFp64AndCpuBackend) {
   const std::vector<double> gpu_out = h.out_values(), gpu_lse = h.lse_values();
   const ErrorStats out_err = compare_to_reference(gpu_out, exact.out);
   const BackendComparison out_vs_cpu = compare_backends(gpu_out, cpu_out, exact.out);
-  EXPECT_TRUE(within_rel_rms(out_err, lean_p(sh) ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
-  const bool inexact_scores = c.wgmma && !c.ternary_qk;  // S rounded by the FP8 tensor cores
+  const bool split = sh.p_rounding == ZYFA_P_ROUNDING_SPLIT;
+  EXPECT_TRUE(within_rel_rms(out_err, split ? kMaxRelRmsSplitP : lean_p(sh) ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
+  // S rounded by the FP8 tensor cores, or (split P) their P V sums above P's own rounding: see kMaxDistanceSplit.
+  const bool inexact_scores = c.wgmma && (!c.ternary_qk || split);
   if (inexact_scores) {
-    EXPECT_TRUE(within_backend_ratio(out_vs_cpu, kMaxDistanceWgmma)) << "out";
-    EXPECT_LE(out_vs_cpu.gpu_err, kMaxErrorOverCpuWgmma * std::max(out_vs_cpu.cpu_err, kSumOrderNoise))
+    EXPECT_TRUE(within_backend_ratio(out_vs_cpu, split ? kMaxDistanceSplit : kMaxDistanceWgmma)) << "out";
+    EXPECT_LE(out_vs_cpu.gpu_err, (split ? kMaxErrorOverCpuSplit : kMaxErrorOverCpuWgmma) *
+                                      std::max(out_vs_cpu.cpu_err, kSumOrderNoise))
         << "the GPU must be as accurate as the CPU backend's numerics";
   } else {
     EXPECT_TRUE(within_backend_ratio(out_vs_cpu)) << "out";
@@ -276,10 +291,110 @@ std::vector<Fp8Case> accuracy_cases() {
     c.wgmma = false;
     cases.push_back(c);
   }
+  // Split P (p_rounding SPLIT, wgmma only): at both head dims, on ternary q and k (S exact) and on general
+  // inputs, all held to kMaxRelRmsSplitP, kMaxDistanceSplit and kMaxErrorOverCpuSplit.
+  for (Fp8Case c : {fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD, D::kHostFloat),
+                    fp8_case(192, 2, 1000, 8, 2, Layout::kBHSD, D::kDevicePerHead),
+                    fp8_case(128, 1, 4097, 4, 1, Layout::kBSHD, D::kDeviceScalar),
+                    fp8_case(192, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured)}) {
+    c.shape.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+    cases.push_back(c);
+    c.ternary_qk = true;
+    if (c.shape.seqlen == 1000) cases.push_back(c);
+  }
   return cases;
 }
 
+Fp8Case split_p(Fp8Case c) {
+  c.shape.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+  return c;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmAccuracy, ::testing::ValuesIn(accuracy_cases()), case_name);
+
+// ---------------------------------------------------------------- split P's point: less error than exact P
+
+// On the same Gaussian (std 1) inputs, the GPU's split P output is held to under this fraction of its exact
+// P output's error against fp64. The CPU backend measures 0.09-0.11x (test_cpu_backend.cpp); the GPU's S
+// and P V sums on the FP8 tensor cores add error of their own that split P does not remove, hence the room.
+constexpr double kMaxSplitOverExactError = 0.25;
+
+class Fp8AsmSplitGain : public Fp8AsmTest {};
+
+TEST_P(Fp8AsmSplitGain, SplitPErrorIsAFractionOfExactP) {
+  SCOPED_TRACE(seed_trace());
+  Fp8Case split = GetParam();
+  split.shape.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+  Fp8Case exact = split;
+  exact.shape.p_rounding = ZYFA_P_ROUNDING_EXACT;
+  double err[2] = {0, 0};  // out rel_rms against fp64: split, exact
+  int i = 0;
+  for (const Fp8Case &c : {split, exact}) {
+    Fp8AsmRun run(c, seed_);  // the same seed: the same quantized inputs
+    HostAttention &h = run.host();
+    const ref::ReferenceResult fp64 = ref::attention_fp64(h.problem());
+    ASSERT_EQ(run.upload(), "");
+    ASSERT_EQ(run.run(), "");
+    EXPECT_TRUE(outputs_written(h));
+    const ErrorStats e = compare_to_reference(h.out_values(), fp64.out);
+    EXPECT_EQ(e.nonfinite, 0);
+    err[i++] = e.rel_rms;
+  }
+  EXPECT_LT(err[0], kMaxSplitOverExactError * err[1]) << "split " << err[0] << ", exact " << err[1];
+  std::printf("[fp8 asm] %-62s split P rel_rms %.3e  exact P %.3e  ratio %.3f  seed %llu\n",
+              case_name({split, 0}).c_str(), err[0], err[1], err[0] / err[1], (unsigned long long)seed_);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmSplitGain,
+                         ::testing::Values(fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD, DescaleForm::kHostFloat),
+                                           fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD, DescaleForm::kDevicePerHead),
+                                           fp8_case(128, 1, 4097, 4, 1, Layout::kBSHD, DescaleForm::kDeviceScalar),
+                                           fp8_case(192, 1, 4097, 4, 4, Layout::kBSHD, DescaleForm::kHostFloat)),
+                         case_name);
+
+// ---------------------------------------------------------------- split P where only the fallback would run
+
+// A stride TMA cannot map (one k and v for both batches: batch stride 0) keeps the wgmma kernels away, and
+// the kernels left round P once: zyfa_attn_prepare and zyfa_attn_fwd refuse split P with BAD_ARGUMENT
+// naming p_rounding and the stride, and write nothing; exact P on the same descriptor runs.
+TEST(Fp8AsmSplitRefusal, StrideTmaCannotMapIsBadArgumentAndWritesNothing) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  for (int64_t d : {128, 192}) {
+    SCOPED_TRACE("d_qk " + std::to_string(d));
+    AttentionShape sh = attention_shape(ZYFA_DTYPE_FP8_E4M3, d, 2, 300, 4, 2, Layout::kStrided);
+    sh.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+    HostAttention h(sh);
+    h.set_inputs(generate_activations(sh.qkv(), ActivationSpec{}, seed));
+    h.poison_outputs();
+    DeviceAttention dev(h);
+    ASSERT_EQ(dev.status(), "");
+    zyfa_attn_desc desc = dev.desc();
+    ASSERT_EQ(desc.layout, ZYFA_LAYOUT_STRIDED);
+    desc.k_strides.batch = 0;
+    desc.v_strides.batch = 0;
+    for (bool launch : {false, true}) {
+      SCOPED_TRACE(launch ? "zyfa_attn_fwd" : "zyfa_attn_prepare");
+      EXPECT_EQ(launch ? zyfa_attn_fwd(&desc, nullptr) : zyfa_attn_prepare(&desc, nullptr), ZYFA_STATUS_BAD_ARGUMENT);
+      const std::string m = zyfa_last_error();
+      EXPECT_NE(m.find("desc->p_rounding = ZYFA_P_ROUNDING_SPLIT"), std::string::npos) << m;
+      EXPECT_NE(m.find("desc->k_strides.batch = 0"), std::string::npos) << m;
+    }
+    ASSERT_EQ(cuda_message("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
+    ASSERT_EQ(dev.download_outputs(), "");
+    const OutputCheck untouched = h.check_outputs();
+    EXPECT_EQ(untouched.unwritten, sh.batch * sh.seqlen * sh.nheads * sh.d_v) << untouched.describe();
+    EXPECT_EQ(untouched.lse_unwritten, sh.batch * sh.nheads * sh.seqlen) << untouched.describe();
+    EXPECT_EQ(untouched.gap_written, 0) << untouched.describe();
+
+    desc.p_rounding = ZYFA_P_ROUNDING_EXACT;
+    ASSERT_EQ(zyfa_attn_fwd(&desc, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    ASSERT_EQ(cuda_message("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
+    ASSERT_EQ(dev.download_outputs(), "");
+    EXPECT_TRUE(h.check_outputs().ok()) << h.check_outputs().describe();
+  }
+}
 
 // ---------------------------------------------------------------- V all ones: the rounded denominator
 
@@ -308,7 +423,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmOnes,
                          ::testing::Values(fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD, DescaleForm::kDevicePerHead,
                                                     ActivationKind::kStructured),
                                            fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD, DescaleForm::kHostFloat,
-                                                    ActivationKind::kOutlier)),
+                                                    ActivationKind::kOutlier),
+                                           split_p(fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD,
+                                                            DescaleForm::kDevicePerHead, ActivationKind::kStructured)),
+                                           split_p(fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD,
+                                                            DescaleForm::kHostFloat, ActivationKind::kOutlier))),
                          case_name);
 
 // ---------------------------------------------------------------- determinism
@@ -331,7 +450,10 @@ TEST_P(Fp8AsmDeterminism, BitwiseEqualAcrossCallsAndGrids) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmDeterminism,
                          ::testing::Values(fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, DescaleForm::kHostFloat),
-                                           fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD, DescaleForm::kDevicePerHead)),
+                                           fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD, DescaleForm::kDevicePerHead),
+                                           split_p(fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, DescaleForm::kHostFloat)),
+                                           split_p(fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD,
+                                                            DescaleForm::kDevicePerHead))),
                          case_name);
 
 }  // namespace

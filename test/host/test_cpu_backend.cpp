@@ -3,10 +3,13 @@
 // Every case poisons its outputs first and checks that each element was written and no gap was touched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/numerics.h"
@@ -65,6 +68,12 @@ std::vector<AttentionShape> backend_cases() {
   AttentionShape exact_p = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 129, 4, 1, Layout::kStrided);
   exact_p.p_rounding = ZYFA_P_ROUNDING_EXACT;
   cases.push_back(exact_p);
+  // Split P at both head dims, with the same coverage.
+  for (int64_t d_qk : {128, 192}) {
+    AttentionShape split_p = attention_shape(ZYFA_DTYPE_FP8_E4M3, d_qk, 2, 129, 4, 1, Layout::kStrided);
+    split_p.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+    cases.push_back(split_p);
+  }
   AttentionShape no_lse = attention_shape(ZYFA_DTYPE_BF16, 128, 1, 65, 4, 4, Layout::kBSHD);
   no_lse.with_lse = false;
   cases.push_back(no_lse);
@@ -178,6 +187,15 @@ HostRun run_host(HostAttention &h, zyfa_p_rounding rounding, size_t struct_size 
   return HostRun{std::vector<uint8_t>(out, out + h.out.size_bytes()), h.lse};
 }
 
+// std-1 Gaussian inputs from a fresh seed (ZYFA_TEST_SEED reproduces one); returns the seed.
+uint64_t set_gaussian_inputs(HostAttention &h) {
+  const uint64_t seed = fresh_seed();
+  ActivationSpec gaussian;
+  gaussian.std = 1.0f;
+  h.set_inputs(generate_activations(h.shape().qkv(), gaussian, seed));
+  return seed;
+}
+
 // Issue 2's bound, 2.5e-2 relative RMS against fp64 on std-1 Gaussians, which lean P misses at d = 128:
 // exact P must meet it at every length, and be the more accurate of the two.
 struct PRoundingCase {
@@ -190,10 +208,7 @@ TEST_P(CpuBackendPRounding, ExactPMeetsTheFp8BoundAtD128) {
   const PRoundingCase c = GetParam();
   const AttentionShape shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 1, c.seqlen, c.nheads, c.nheads_k);
   HostAttention h(shape);
-  const uint64_t seed = fresh_seed();
-  ActivationSpec gaussian;
-  gaussian.std = 1.0f;
-  h.set_inputs(generate_activations(shape.qkv(), gaussian, seed));
+  const uint64_t seed = set_gaussian_inputs(h);
   const ref::ReferenceResult expected = ref::attention_fp64(h.problem());
 
   const HostRun exact = run_host(h, ZYFA_P_ROUNDING_EXACT);
@@ -217,6 +232,65 @@ INSTANTIATE_TEST_SUITE_P(Lengths, CpuBackendPRounding,
                            const PRoundingCase &c = param_info.param;
                            return attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 1, c.seqlen, c.nheads, c.nheads_k).name();
                          });
+
+// Split P (exact P plus the e4m3 of its residual, a second P V) removes most of P's rounding error: on std-1
+// Gaussians its error against fp64 stays far below exact P's at both head dims, on the same inputs.
+constexpr double kMaxSplitOverExactP = 0.25;
+
+class CpuBackendSplitP : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(CpuBackendSplitP, FarBelowExactPsError) {
+  const int64_t d_qk = GetParam();
+  for (int64_t seqlen : {128, 1000, 4096}) {
+    const AttentionShape shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, d_qk, 1, seqlen, 2, 1);
+    HostAttention h(shape);
+    const uint64_t seed = set_gaussian_inputs(h);
+    const ref::ReferenceResult expected = ref::attention_fp64(h.problem());
+    auto measure = [&](zyfa_p_rounding rounding, HostRun *run) {
+      *run = run_host(h, rounding);
+      return compare_to_reference(h.out_values(), expected.out);
+    };
+    HostRun exact, split, again, lean;
+    const ErrorStats exact_err = measure(ZYFA_P_ROUNDING_EXACT, &exact);
+    const ErrorStats split_err = measure(ZYFA_P_ROUNDING_SPLIT, &split);
+    const ErrorStats split_lse = compare_to_reference(h.lse_values(), expected.lse);
+    const ErrorStats lean_err = d_qk == 128 ? measure(ZYFA_P_ROUNDING_LEAN, &lean) : ErrorStats{};
+    measure(ZYFA_P_ROUNDING_SPLIT, &again);
+    std::printf("[ measured ] %s seed %llu: rel_rms lean %.3e exact %.3e split %.3e (split/exact %.3f); split "
+                "out %s, lse max_abs %.3e\n",
+                shape.name().c_str(), (unsigned long long)seed, lean_err.rel_rms, exact_err.rel_rms,
+                split_err.rel_rms, split_err.rel_rms / exact_err.rel_rms, split_err.describe().c_str(),
+                split_lse.max_abs);
+    EXPECT_LT(split_err.rel_rms, kMaxSplitOverExactP * exact_err.rel_rms) << "seed " << seed;
+    EXPECT_TRUE(within_rel_rms(split_err, kMaxRelRmsFp8ExactP)) << "seed " << seed;
+    EXPECT_LE(split_lse.max_abs, kMaxLseErrFp8ExactP) << "seed " << seed;
+    EXPECT_FALSE(split == exact) << "split and exact P gave the same bits";
+    EXPECT_TRUE(split == again) << "two split P runs differ";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadDims, CpuBackendSplitP, ::testing::Values(int64_t(128), int64_t(192)),
+                         [](const auto &param_info) { return "d" + std::to_string(param_info.param); });
+
+// The split rounding itself, over the top 8 binades of a block (the block max is 2^8): hi + lo is p to
+// about 8 significant bits where exact P keeps 4.
+TEST(CpuBackendSplitP, HiPlusLoKeepsAboutEightBits) {
+  double worst_hi = 0, worst_split = 0;
+  for (float p = 1.0f; p <= 256.0f; p *= 1.0009765625f) {
+    const float hi = numerics::e4m3_value(numerics::e4m3_code(p));
+    const float lo = numerics::fp8_split_p_lo(p, hi);
+    EXPECT_EQ(lo, numerics::e4m3_value(numerics::e4m3_code(lo))) << "lo is an e4m3 value, p " << p;
+    worst_hi = std::max(worst_hi, std::fabs(double(hi) - p) / p);
+    worst_split = std::max(worst_split, std::fabs(double(hi) + lo - p) / p);
+  }
+  std::printf("[ measured ] worst relative error of P: exact %.3e, split %.3e\n", worst_hi, worst_split);
+  EXPECT_LE(worst_hi, 1.0 / 16);
+  EXPECT_LE(worst_split, 1.0 / 128);
+  EXPECT_EQ(numerics::round_f16(1.0f + 1.0f / 2048), 1.0f);               // a tie: to even, down
+  EXPECT_EQ(numerics::round_f16(1.0f + 3.0f / 2048), 1.0f + 1.0f / 512);  // a tie: to even, up
+  EXPECT_EQ(numerics::round_f16(65520.0f), INFINITY);
+  EXPECT_EQ(numerics::round_f16(std::ldexp(1.0f, -25) * 3), std::ldexp(1.0f, -23));  // subnormal tie
+}
 
 // DEFAULT is numerics::uses_lean_p: lean P at d = 128, exact P at d_qk = 192, bit for bit.
 TEST(CpuBackendPRoundingDefault, LeanAtD128ExactAtD192) {

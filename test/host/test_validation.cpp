@@ -140,10 +140,10 @@ std::vector<InvalidCase> invalid_cases() {
          d.q_descale.kind = ZYFA_DESCALE_DEVICE;
          d.q_descale.ptr = &kDeviceDescale;
        }},
-      {"p_rounding_unknown", ZYFA_STATUS_BAD_ARGUMENT, "p_rounding = 3",
+      {"p_rounding_unknown", ZYFA_STATUS_BAD_ARGUMENT, "p_rounding = 4",
        [fp8](auto &d, auto &) {
          fp8(d);
-         d.p_rounding = zyfa_p_rounding(3);
+         d.p_rounding = zyfa_p_rounding(4);
        }},
       {"p_rounding_negative_bf16", ZYFA_STATUS_BAD_ARGUMENT, "p_rounding = -1",
        [](auto &d, auto &) { d.p_rounding = zyfa_p_rounding(-1); }},
@@ -156,6 +156,8 @@ std::vector<InvalidCase> invalid_cases() {
        }},
       {"bf16_with_p_rounding_exact", ZYFA_STATUS_FP8_FIELD_WITH_BF16, "p_rounding = ZYFA_P_ROUNDING_EXACT (2)",
        [](auto &d, auto &) { d.p_rounding = ZYFA_P_ROUNDING_EXACT; }},
+      {"bf16_with_p_rounding_split", ZYFA_STATUS_FP8_FIELD_WITH_BF16, "p_rounding = ZYFA_P_ROUNDING_SPLIT (3)",
+       [](auto &d, auto &) { d.p_rounding = ZYFA_P_ROUNDING_SPLIT; }},
       {"bf16_with_p_rounding_lean", ZYFA_STATUS_FP8_FIELD_WITH_BF16, "p_rounding = ZYFA_P_ROUNDING_LEAN (1)",
        [](auto &d, auto &) { d.p_rounding = ZYFA_P_ROUNDING_LEAN; }},
       {"not_causal", ZYFA_STATUS_NOT_CAUSAL, "causal = 0", [](auto &d, auto &) { d.causal = 0; }},

@@ -76,6 +76,7 @@ std::string AttentionShape::name() const {
   if (!with_lse) n += "_nolse";
   if (p_rounding == ZYFA_P_ROUNDING_LEAN) n += "_leanp";
   if (p_rounding == ZYFA_P_ROUNDING_EXACT) n += "_exactp";
+  if (p_rounding == ZYFA_P_ROUNDING_SPLIT) n += "_splitp";
   return n;
 }
 
@@ -217,6 +218,7 @@ zyfa::Problem HostAttention::problem() const {
   p.k_descale = problem_descale(k_descale, sh);
   p.v_descale = problem_descale(v_descale, sh);
   p.lean_p = sh.lean_p();
+  p.split_p = sh.fp8() && sh.p_rounding == ZYFA_P_ROUNDING_SPLIT;
   return p;
 }
 

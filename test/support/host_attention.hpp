@@ -74,7 +74,7 @@ struct AttentionShape {
   QkvShape qkv() const { return {batch, seqlen, nheads, nheads_k, d_qk, d_v}; }
   // P codes from one FFMA: p_rounding as validation resolves it.
   bool lean_p() const;
-  // e.g. "fp8_d192_b1_s129_h16_hk2_bshd" (+ "_headdescale", "_leanp", "_exactp"), usable as a gtest name.
+  // e.g. "fp8_d192_b1_s129_h16_hk2_bshd" (+ "_headdescale", "_leanp", "_exactp", "_splitp"), usable as a gtest name.
   std::string name() const;
 };
 

@@ -56,6 +56,15 @@ def test_lean_p_at_d192_is_the_librarys_bad_argument(rng):
                                   zyfa.flash_attn_func(*qkv, causal=True, **descales))
 
 
+@pytest.mark.parametrize("d_qk", [128, 192])
+def test_split_p_differs_from_exact_p_at_both_head_dims(rng, d_qk):
+    qkv, descales = fp8_qkv(rng, 24, 2, 1, d_qk)
+    split = zyfa.flash_attn_func(*qkv, causal=True, **descales, p_rounding="split")
+    exact = zyfa.flash_attn_func(*qkv, causal=True, **descales, p_rounding="exact")
+    assert not np.array_equal(split, exact), "split P gave exact P's output bit for bit"
+    np.testing.assert_array_equal(zyfa.flash_attn_func(*qkv, causal=True, **descales, p_rounding="SPLIT"), split)
+
+
 @pytest.mark.parametrize("value", ["fast", "", None, 1])
 def test_an_unknown_p_rounding_is_refused_before_the_call(rng, value):
     qkv, descales = fp8_qkv(rng, 16, 1, 1, 128)
@@ -65,7 +74,7 @@ def test_an_unknown_p_rounding_is_refused_before_the_call(rng, value):
         with pytest.raises(zyfa.ZyfaValueError) as info:
             call()
         assert info.value.status is zyfa.Status.BAD_ARGUMENT and isinstance(info.value, ValueError)
-        assert f"p_rounding={value!r}" in info.value.message and "'exact'" in info.value.message
+        assert f"p_rounding={value!r}" in info.value.message and "'split'" in info.value.message
 
 
 def test_p_rounding_with_bf16_is_refused(rng):

@@ -50,7 +50,8 @@ class HostRedirect:
 
 
 NOT_GIVEN = _torch_ops.NOT_GIVEN
-DEFAULT, LEAN, EXACT = _abi.ZYFA_P_ROUNDING_DEFAULT, _abi.ZYFA_P_ROUNDING_LEAN, _abi.ZYFA_P_ROUNDING_EXACT
+DEFAULT, LEAN, EXACT, SPLIT = (_abi.ZYFA_P_ROUNDING_DEFAULT, _abi.ZYFA_P_ROUNDING_LEAN, _abi.ZYFA_P_ROUNDING_EXACT,
+                               _abi.ZYFA_P_ROUNDING_SPLIT)
 
 
 def test_bf16_operator_equals_numpy_path(rng, cpu_backend):
@@ -107,13 +108,14 @@ def test_fp8_operator_p_rounding_equals_numpy_path(rng, cpu_backend):
     codes = [as_torch(c) for c, _ in quantized]
     values = [float(s[0]) for _, s in quantized]
     outs = {}
-    for p_rounding, code in (("default", DEFAULT), ("lean", LEAN), ("exact", EXACT)):
+    for p_rounding, code in (("default", DEFAULT), ("lean", LEAN), ("exact", EXACT), ("split", SPLIT)):
         outs[p_rounding] = as_numpy(fwd(*codes, None, None, None, values, 0.0, False, False, code)[0])
         want = zyfa.flash_attn_func(*(c for c, _ in quantized), causal=True, q_descale=values[0],
                                     k_descale=values[1], v_descale=values[2], p_rounding=p_rounding)
         np.testing.assert_array_equal(outs[p_rounding], want)
     np.testing.assert_array_equal(outs["lean"], outs["default"])
     assert not np.array_equal(outs["exact"], outs["default"])
+    assert not np.array_equal(outs["split"], outs["exact"])
 
 
 def test_compile_traces_the_public_functions_into_one_graph():

@@ -24,6 +24,7 @@ ZYFA_ROTATION_HADAMARD = 1
 ZYFA_P_ROUNDING_DEFAULT = 0
 ZYFA_P_ROUNDING_LEAN = 1
 ZYFA_P_ROUNDING_EXACT = 2
+ZYFA_P_ROUNDING_SPLIT = 3
 
 # C enums are int on every ABI zyfa targets.
 c_enum = ctypes.c_int

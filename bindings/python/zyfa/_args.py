@@ -15,7 +15,7 @@ LAYOUTS = ("bshd", "bhsd")
 
 # p_rounding= of the FP8 entry points, and the zyfa_p_rounding each names.
 P_ROUNDINGS = {"default": _abi.ZYFA_P_ROUNDING_DEFAULT, "lean": _abi.ZYFA_P_ROUNDING_LEAN,
-               "exact": _abi.ZYFA_P_ROUNDING_EXACT}
+               "exact": _abi.ZYFA_P_ROUNDING_EXACT, "split": _abi.ZYFA_P_ROUNDING_SPLIT}
 
 # The shape of one call, from the tensors.
 Dims = namedtuple("Dims", "batch seqlen nheads nheads_k d_qk d_v")
@@ -57,13 +57,13 @@ def check_layout(name, layout):
 
 
 def p_rounding(name, value):
-    """The zyfa_p_rounding of p_rounding="default" | "lean" | "exact" (FP8's P rounding to e4m3). A name
+    """The zyfa_p_rounding of p_rounding="default" | "lean" | "exact" | "split" (FP8's P rounding to e4m3). A name
     outside them is refused here, in the library's terms (BAD_ARGUMENT); the library itself refuses "lean"
     at d_qk = 192 and anything but "default" with BF16 inputs."""
     if isinstance(value, str) and value.lower() in P_ROUNDINGS:
         return P_ROUNDINGS[value.lower()]
     raise ZyfaValueError(Status.BAD_ARGUMENT,
-                         f"{name}: p_rounding={value!r}: must be 'default', 'lean' or 'exact'")
+                         f"{name}: p_rounding={value!r}: must be 'default', 'lean', 'exact' or 'split'")
 
 
 def dims(name, q, k, v, bhsd):

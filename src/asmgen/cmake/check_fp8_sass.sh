@@ -3,8 +3,10 @@
 # manifest). For each variant: no local memory anywhere (no LDL/STL: nothing spilled, no register array on
 # the stack); the key loop (the innermost loop with matrix instructions) runs its products on the tensor
 # cores; with lean P it computes no exponential for P and no f32 -> e4m3 conversion (only the two rows'
-# rescale factors use MUFU.EX2), with exact P it does (one MUFU.EX2 per score). Prints the key loop's
-# instruction mix: one warp, one key block.
+# rescale factors use MUFU.EX2), with exact P it does (one MUFU.EX2 per score); with split P it also runs
+# the second P V chain (twice exact P's m64n136 QGMMAs) and the residual's f16x2 arithmetic (one f16 -> e4m3
+# conversion and one HADD2 per pair of scores), which exact P does not. Prints the key loop's instruction
+# mix: one warp, one key block.
 # Usage: check_fp8_sass.sh CUOBJDUMP MANIFEST     (exit 77: no cuobjdump, the test is skipped)
 set -euo pipefail
 cuobjdump=$1
@@ -17,8 +19,12 @@ export PATH="$(dirname "$cuobjdump"):$PATH"  # nvdisasm sits beside it
 dir=$(dirname "$manifest")
 # Exponentials a lean-P key loop may still take: alpha of the lazy rescale, one per row of the thread.
 readonly kLeanExpPerBlock=2
+# Pairs of P a thread holds per key block (64 scores), and the wgmma schedule's P V QGMMAs per chain
+# (m64n136k32: 128 keys / 32).
+readonly kPairsPerBlock=32
+readonly kPvQgmmaPerChain=4
 status=0
-while read -r name entry threads smem d_qk d_v lean_p schedule; do
+while read -r name entry threads smem d_qk d_v lean_p schedule split_p; do
   sass=$("$cuobjdump" -sass "$dir/$name.cubin")
   local_mem=$(grep -cE '\b(LDL|STL)(\.|\s)' <<<"$sass" || true)
   # The key loop: the shortest region [target, branch] of a conditional backward branch that holds a matrix
@@ -63,13 +69,20 @@ while read -r name entry threads smem d_qk d_v lean_p schedule; do
   ex2=$(sum '^MUFU\.EX2')
   pack=$(sum '^F2FP\..*E4M3\.F32')
   total=$(sum '.')
+  pv_qgmma=$(sum '^QGMMA\.64x136x32')
+  residual=$(sum '^F2FP\..*E4M3\.F16')
+  hadd=$(sum '^HADD2$')
   verdict=ok
   if (( local_mem > 0 )); then verdict="FAIL: $local_mem local-memory instructions"; status=1; fi
   if (( lean_p )) && (( ex2 > kLeanExpPerBlock || pack > 0 )); then
     verdict="FAIL: lean P with $ex2 MUFU.EX2 and $pack f32->e4m3 conversions in the key loop"; status=1
   fi
   if (( ! lean_p )) && (( ex2 < 64 )); then verdict="FAIL: exact P with only $ex2 MUFU.EX2"; status=1; fi
-  echo "$name ($entry, lean_p $lean_p): key loop $total instructions, $matrix matrix, $ex2 MUFU.EX2, $pack f32->e4m3; LDL/STL $local_mem: $verdict"
+  if (( split_p )) && (( pv_qgmma != 2 * kPvQgmmaPerChain || residual != kPairsPerBlock || hadd < kPairsPerBlock )); then
+    verdict="FAIL: split P with $pv_qgmma P V QGMMAs, $residual f16->e4m3 conversions, $hadd HADD2"; status=1
+  fi
+  if (( ! split_p )) && (( residual > 0 )); then verdict="FAIL: $residual f16->e4m3 conversions without split P"; status=1; fi
+  echo "$name ($entry, lean_p $lean_p, split_p $split_p): key loop $total instructions, $matrix matrix, $ex2 MUFU.EX2, $pack f32->e4m3, $residual f16->e4m3; LDL/STL $local_mem: $verdict"
   sort -k2 -nr <<<"$mix" | head -24 | awk '{ printf "  %s %s", $1, $2 } END { print "" }'
 done <"$manifest"
 exit $status

@@ -26,15 +26,29 @@ inline bool tma_stride_ok(int64_t extent, int64_t stride_bytes) {
   return stride_bytes > 0 && stride_bytes % kTmaStrideAlignBytes == 0 && stride_bytes < kTmaMaxStrideBytes;
 }
 
+// The first part of an operand of shape (batch, seqlen, heads, dim) with these strides (elements of
+// kElemBytes) that a tensor map cannot take, or kMappable: what tma_can_map tests, named for messages.
+enum class TmaRefusal { kMappable, kAddress, kBatch, kSeqlen, kHeads, kDim, kSeqStride, kHeadStride, kBatchStride };
+
+inline TmaRefusal tma_refusal(const TensorRef &t, int64_t batch, int64_t seqlen, int64_t heads, int64_t dim,
+                              int64_t kElemBytes = 2) {
+  const auto address = reinterpret_cast<uintptr_t>(t.ptr);
+  if (address % kTmaStrideAlignBytes != 0) return TmaRefusal::kAddress;
+  if (batch > kTmaMaxCoordinate) return TmaRefusal::kBatch;
+  if (seqlen > kTmaMaxCoordinate) return TmaRefusal::kSeqlen;
+  if (heads > kTmaMaxCoordinate) return TmaRefusal::kHeads;
+  if (dim > kTmaMaxCoordinate) return TmaRefusal::kDim;
+  if (!tma_stride_ok(seqlen, t.seq_stride * kElemBytes)) return TmaRefusal::kSeqStride;
+  if (!tma_stride_ok(heads, t.head_stride * kElemBytes)) return TmaRefusal::kHeadStride;
+  if (!tma_stride_ok(batch, t.batch_stride * kElemBytes)) return TmaRefusal::kBatchStride;
+  return TmaRefusal::kMappable;
+}
+
 // Whether an operand of shape (batch, seqlen, heads, dim) with these strides (elements of kElemBytes)
 // fits a tensor map.
 inline bool tma_can_map(const TensorRef &t, int64_t batch, int64_t seqlen, int64_t heads, int64_t dim,
                         int64_t kElemBytes = 2) {
-  const auto address = reinterpret_cast<uintptr_t>(t.ptr);
-  return address % kTmaStrideAlignBytes == 0 && batch <= kTmaMaxCoordinate && seqlen <= kTmaMaxCoordinate &&
-         heads <= kTmaMaxCoordinate && dim <= kTmaMaxCoordinate &&
-         tma_stride_ok(seqlen, t.seq_stride * kElemBytes) && tma_stride_ok(heads, t.head_stride * kElemBytes) &&
-         tma_stride_ok(batch, t.batch_stride * kElemBytes);
+  return tma_refusal(t, batch, seqlen, heads, dim, kElemBytes) == TmaRefusal::kMappable;
 }
 
 // The driver's cuTensorMapEncodeTiled, looked up once (a thread-safe static), or nullptr.

@@ -82,7 +82,7 @@ fn rust_layout() -> BTreeMap<String, i64> {
         ZYFA_STATUS_BAD_ARGUMENT, ZYFA_STATUS_INTERNAL, ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3, ZYFA_LAYOUT_BSHD,
         ZYFA_LAYOUT_BHSD, ZYFA_LAYOUT_STRIDED, ZYFA_DESCALE_NONE, ZYFA_DESCALE_HOST, ZYFA_DESCALE_DEVICE,
         ZYFA_ROTATION_NONE, ZYFA_ROTATION_HADAMARD, ZYFA_P_ROUNDING_DEFAULT, ZYFA_P_ROUNDING_LEAN,
-        ZYFA_P_ROUNDING_EXACT);
+        ZYFA_P_ROUNDING_EXACT, ZYFA_P_ROUNDING_SPLIT);
     let attn = zyfa_attn_desc::default();
     let quantize = zyfa_quantize_desc::default();
     let stats = zyfa_plan_cache_stats::default();

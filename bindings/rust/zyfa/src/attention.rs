@@ -36,6 +36,12 @@ pub enum PRounding {
     Lean,
     /// exp2, correctly rounded to e4m3, at either head dim.
     Exact,
+    /// Split P at either head dim: P = P_hi + P_lo, P_hi exact P and P_lo the e4m3 of its residual, summed
+    /// by a second P V product into the same accumulator (P's rounding error 42x below exact P's; output
+    /// error 0.09-0.11x exact P's on the CPU backend, not yet measured on a GPU). On the GPU it needs q, k
+    /// and v that TMA can map (16-byte aligned, strides above 0 and below 2^40 bytes) and seqlen <= 2^31 -
+    /// 257; otherwise `Status::BadArgument` naming p_rounding and the field.
+    Split,
 }
 
 impl PRounding {
@@ -45,6 +51,7 @@ impl PRounding {
             PRounding::Default => sys::ZYFA_P_ROUNDING_DEFAULT,
             PRounding::Lean => sys::ZYFA_P_ROUNDING_LEAN,
             PRounding::Exact => sys::ZYFA_P_ROUNDING_EXACT,
+            PRounding::Split => sys::ZYFA_P_ROUNDING_SPLIT,
         }
     }
 }

@@ -51,6 +51,18 @@ fn exact_p_differs_from_default_which_is_lean_at_d128() {
 }
 
 #[test]
+fn split_p_differs_from_exact_p_at_both_head_dims() {
+    for d_qk in [128, 192] {
+        let shape = Shape { batch: 1, seqlen: 24, nheads: 2, nheads_k: 1, d_qk, d_v: 128 };
+        let (qkv, descales) = fp8_inputs(&shape, &mut Rng::fresh("p_rounding_split"));
+        let split = run(&shape, &qkv, &descales, PRounding::Split).expect("SPLIT");
+        let exact = run(&shape, &qkv, &descales, PRounding::Exact).expect("EXACT");
+        assert_ne!(split, exact, "d_qk {d_qk}: split P gave exact P's output bit for bit");
+        assert_eq!(split, run(&shape, &qkv, &descales, PRounding::Split).expect("SPLIT"), "deterministic");
+    }
+}
+
+#[test]
 fn lean_p_at_d192_is_a_typed_error_and_default_is_exact_there() {
     let shape = Shape { batch: 1, seqlen: 16, nheads: 1, nheads_k: 1, d_qk: 192, d_v: 128 };
     let (qkv, descales) = fp8_inputs(&shape, &mut Rng::fresh("p_rounding_d192"));
