@@ -70,14 +70,21 @@ float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign
 }  // namespace
 
 struct Interpreter::Warp {
-  enum class State { kRunning, kBarrier, kExited };
+  // kBarrier: at the CTA barrier; kNamed: at named barrier named_id; kSpin: an mbarrier wait that failed,
+  // retried in the next round.
+  enum class State { kRunning, kBarrier, kNamed, kSpin, kExited };
   struct Copy {
     uint32_t dst;
     uintptr_t src;
     uint32_t src_bytes;
   };
   int index = 0;
+  int named_id = -1;
   size_t pc = 0;
+  // Divergence: a forward branch that some active lanes take parks them at its target, which is where
+  // they join the others again (the emitter's if-then shape); `mask` holds the lanes running now.
+  uint32_t mask = ~0u;
+  std::vector<std::pair<size_t, uint32_t>> joins;  // (target, mask to restore there), innermost last
   State state = State::kRunning;
   std::vector<uint64_t> regs;
   std::vector<Copy> open_group[kWarpSize];                 // issued, not yet committed
@@ -112,13 +119,19 @@ std::string Interpreter::run(int grid, const void *params) {
 
 std::string Interpreter::run_cta(int cta, int grid, const void *params) {
   smem_.assign(size_t(p_.dynamic_smem_bytes), 0xa5);  // garbage, as on the GPU
+  mbars_.assign(smem_.size() / 8, Mbarrier{});
+  mbar_valid_.assign(smem_.size() / 8, false);
+  for (NamedBarrier &n : named_) n = NamedBarrier{};
   std::vector<Warp> warps(size_t(p_.threads / kWarpSize));
+  warps_ = &warps;
   for (size_t w = 0; w < warps.size(); ++w) {
     warps[w].index = int(w);
     warps[w].regs.assign(size_t(p_.regs.count()) * kWarpSize, 0x5a5a5a5a5a5a5a5aull);
   }
   for (;;) {
+    moved_ = false;
     for (Warp &w : warps) {
+      if (w.state == Warp::State::kSpin) w.state = Warp::State::kRunning;
       while (w.state == Warp::State::kRunning) {
         std::string e = step(w, cta, grid, params);
         if (!e.empty()) {
@@ -139,6 +152,13 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
           if (!w.committed[lane].empty() || !w.open_group[lane].empty()) return "cp.async copies never waited for";
       return "";
     }
+    if (waiting == 0 || waiting + exited < warps.size()) {
+      if (moved_) continue;
+      std::string states;
+      for (const Warp &w : warps)
+        states += " " + std::to_string(w.index) + ":" + std::to_string(int(w.state)) + "@" + std::to_string(w.pc);
+      return "deadlock: no warp can move (warp:state@instruction" + states + ")";
+    }
     if (exited > 0) return "a barrier is awaited by " + std::to_string(waiting) + " warps after others exited";
     int64_t id = -1;
     for (Warp &w : warps) {
@@ -152,9 +172,35 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
 }
 
 std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
+  while (!w.joins.empty() && w.joins.back().first == w.pc) {
+    w.mask = w.joins.back().second;
+    w.joins.pop_back();
+  }
   const Instr &in = p_.code[w.pc];
   ++executed_;
+  switch (in.op) {
+    case Op::kBarSync:
+      if (in.src.empty()) break;  // the CTA's barrier 0, below
+      [[fallthrough]];
+    case Op::kBarArrive:
+    case Op::kParamAddress:
+    case Op::kPrefetchTensormap:
+    case Op::kSetmaxnreg:
+    case Op::kFenceProxyAsync:
+    case Op::kFenceMbarrierInit:
+    case Op::kMbarInit:
+    case Op::kMbarArrive:
+    case Op::kMbarExpectTx:
+    case Op::kMbarWait:
+    case Op::kTmaLoad4d:
+    case Op::kWgmma:
+    case Op::kWgmmaFence:
+    case Op::kWgmmaCommit:
+    case Op::kWgmmaWait: return step_hopper(w, params);
+    default: moved_ = true; break;
+  }
   auto active = [&](int lane) {
+    if (((w.mask >> lane) & 1) == 0) return false;
     if (!in.guard.valid()) return true;
     return (w.r(in.guard, lane) != 0) != in.guard_negated;
   };
@@ -174,29 +220,39 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
                           in.op == Op::kStmatrixX4 ||
                           in.op == Op::kMmaF16 || in.op == Op::kBarSync;
   if (collective && in.guard.valid()) return "a warp-collective instruction is predicated";
+  if (collective && w.mask != ~0u) return "a warp-collective instruction in divergent code";
 
   switch (in.op) {
     case Op::kLabel: break;
     case Op::kBra: {
-      int taken = -1;
-      for (int lane = 0; lane < kWarpSize; ++lane) {
-        const int a = active(lane) ? 1 : 0;
-        if (taken >= 0 && taken != a) return "divergent branch";
-        taken = a;
-      }
-      if (taken) {
-        w.pc = label_at_[size_t(in.label)];
-        if (w.pc == SIZE_MAX) return "branch to a label never placed";
+      uint32_t taken = 0;
+      for (int lane = 0; lane < kWarpSize; ++lane)
+        if (active(lane)) taken |= 1u << lane;
+      const size_t target = label_at_[size_t(in.label)];
+      if (target == SIZE_MAX) return "branch to a label never placed";
+      if (!w.joins.empty() && taken != 0 && target > w.joins.back().first)
+        return "a branch out of a divergent region";
+      if (taken == w.mask) {
+        w.pc = target;
         return "";
+      }
+      if (taken != 0) {  // divergent: the taking lanes wait at the target
+        if (target <= w.pc) return "divergent backward branch";
+        w.joins.push_back({target, w.mask});
+        w.mask &= ~taken;
       }
       break;
     }
     case Op::kExit:
+      if (w.mask != ~0u) return "an exit in divergent code";
       for (int lane = 0; lane < kWarpSize; ++lane)
         if (!active(lane)) return "a partial exit";
       w.state = Warp::State::kExited;
       return "";
-    case Op::kBarSync: w.state = Warp::State::kBarrier; return "";
+    case Op::kBarSync:
+      if (in.aux != 0) return "bar.sync without a thread count on a barrier other than 0";
+      w.state = Warp::State::kBarrier;
+      return "";
     case Op::kCpAsync:
       for (int lane = 0; lane < kWarpSize; ++lane) {
         if (!active(lane)) continue;
@@ -534,6 +590,230 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
       }
       break;
   }
+  ++w.pc;
+  return "";
+}
+
+// ---- Hopper
+Interpreter::Mbarrier *Interpreter::mbarrier(uint64_t addr) {
+  addr &= 0xffffffffu;
+  if (addr % 8 != 0 || addr + 8 > smem_.size() || !mbar_valid_[size_t(addr / 8)]) return nullptr;
+  return &mbars_[size_t(addr / 8)];
+}
+
+// `arrivals` arrive and the transaction count moves by `tx`; the phase completes when both are done.
+std::string Interpreter::mbar_update(uint64_t addr, int64_t arrivals, int64_t tx) {
+  Mbarrier *m = mbarrier(addr);
+  if (m == nullptr) return "an mbarrier operation on an address no mbarrier.init made";
+  m->tx += tx;
+  m->pending -= arrivals;
+  if (m->pending < 0) return "more arrivals on an mbarrier than its phase expects";
+  if (m->pending == 0 && m->tx == 0) {
+    ++m->phase;
+    m->pending = m->count;
+  }
+  return "";
+}
+
+bool Interpreter::named_arrive(int id, int64_t count) {
+  NamedBarrier &n = named_[id];
+  n.arrived += kWarpSize;
+  if (n.arrived < count) return false;
+  n.arrived -= count;
+  for (Warp &o : *warps_)
+    if (o.state == Warp::State::kNamed && o.named_id == id) {
+      o.state = Warp::State::kRunning;
+      o.named_id = -1;
+      ++o.pc;
+    }
+  return true;
+}
+
+bool Interpreter::smem_at_desc(uint64_t desc, int row, int k, size_t *addr) const {
+  const uint64_t start = (desc & 0x3FFF) << 4, stride = ((desc >> 32) & 0x3FFF) << 4;
+  const uint64_t mode = desc >> 62;
+  if (mode == 0) return false;  // the interleaved (unswizzled) layouts are not modelled
+  const uint64_t width = mode == 1 ? 128 : mode == 2 ? 64 : 32;
+  uint64_t a = start + uint64_t(row / 8) * stride + uint64_t(row % 8) * width + uint64_t(k);
+  a ^= ((a >> 7) & (width / 16 - 1)) << 4;
+  if (a >= smem_.size()) return false;
+  *addr = size_t(a);
+  return true;
+}
+
+std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map, const int64_t coords[4], uint64_t mbar) {
+  const uint32_t swz = map.swizzle_bytes;
+  if (swz != 0 && swz != 32 && swz != 64 && swz != 128) return "TMA: a swizzle other than 0, 32, 64 or 128 bytes";
+  if (swz != 0 && (dst % (8 * swz) != 0 || map.box[0] != swz)) return "TMA: a swizzled box not on its swizzle atom";
+  const uint64_t bytes = uint64_t(map.box[0]) * map.box[1];
+  if (size_t(dst) + bytes > smem_.size()) return "TMA: destination outside shared memory";
+  for (uint32_t r = 0; r < map.box[1]; ++r)
+    for (uint32_t c = 0; c < map.box[0]; ++c) {
+      const int64_t x[4] = {coords[0] + int64_t(c), coords[1] + int64_t(r), coords[2], coords[3]};
+      uint8_t v = 0;
+      bool inside = true;
+      for (int i = 0; i < 4; ++i) inside = inside && x[i] >= 0 && uint64_t(x[i]) < map.dims[i];
+      if (inside) {
+        const uintptr_t src = uintptr_t(map.base + uint64_t(x[0]) + uint64_t(x[1]) * map.strides[0] +
+                                        uint64_t(x[2]) * map.strides[1] + uint64_t(x[3]) * map.strides[2]);
+        if (!global_ok(src, 1, false)) return "TMA: a source element outside every region";
+        v = *reinterpret_cast<const uint8_t *>(src);
+      }
+      uint64_t a = uint64_t(dst) + uint64_t(r) * map.box[0] + c;
+      if (swz != 0) a ^= ((a >> 7) & (swz / 16 - 1)) << 4;
+      smem_[size_t(a)] = v;
+    }
+  return mbar_update(mbar, 0, -int64_t(bytes));
+}
+
+// D (64 x N, this warp's 16 rows) = scale-d ? D : 0, + A B^T, both K-major, k = 32 e4m3 per row; A from a
+// descriptor or from the warp's registers (byte j of register 2 kh + h of lane 4 g + t: row g + 8 h, k 16
+// kh + 4 t + j); D's register 4 i + 2 h + e of lane 4 g + t: row g + 8 h, column 8 i + 2 t + e.
+std::string Interpreter::wgmma(Warp &w, const Instr &in) {
+  const bool a_regs = in.src.size() == 6;
+  const int n = int(in.aux), rows0 = 16 * (w.index % 4);
+  const Reg b_desc_reg = in.src[a_regs ? 4 : 1].reg, scale_reg = in.src[a_regs ? 5 : 2].reg;
+  const uint64_t b_desc = w.r(b_desc_reg, 0), a_desc = a_regs ? 0 : w.r(in.src[0].reg, 0);
+  const bool scale_d = w.r(scale_reg, 0) != 0;
+  for (int lane = 1; lane < kWarpSize; ++lane)
+    if (w.r(b_desc_reg, lane) != b_desc || (w.r(scale_reg, lane) != 0) != scale_d ||
+        (!a_regs && w.r(in.src[0].reg, lane) != a_desc))
+      return "wgmma: operands that differ between lanes";
+  double a[16][32];
+  for (int m = 0; m < 16; ++m)
+    for (int k = 0; k < 32; ++k) {
+      uint8_t code;
+      if (a_regs) {
+        const int g = m % 8, h = m / 8, t = (k % 16) / 4, reg = 2 * (k / 16) + h;
+        code = uint8_t(w.r(in.src[size_t(reg)].reg, 4 * g + t) >> (8 * (k % 4)));
+      } else {
+        size_t addr;
+        if (!smem_at_desc(a_desc, rows0 + m, k, &addr)) return "wgmma: A outside shared memory or unmodelled";
+        code = smem_[addr];
+      }
+      a[m][k] = double(numerics::e4m3_value(code));
+    }
+  std::vector<double> b(size_t(n) * 32);
+  for (int col = 0; col < n; ++col)
+    for (int k = 0; k < 32; ++k) {
+      size_t addr;
+      if (!smem_at_desc(b_desc, col, k, &addr)) return "wgmma: B outside shared memory or unmodelled";
+      b[size_t(col) * 32 + size_t(k)] = double(numerics::e4m3_value(smem_[addr]));
+    }
+  std::vector<uint64_t> out(in.dst.size() * kWarpSize);
+  for (int lane = 0; lane < kWarpSize; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    for (size_t q = 0; q < in.dst.size(); ++q) {
+      const int i = int(q / 4), h = int(q / 2) % 2, e = int(q % 2);
+      const int m = g + 8 * h, col = 8 * i + 2 * t + e;
+      double sum = scale_d ? double(as_f32(w.r(in.dst[q], lane))) : 0.0;
+      for (int k = 0; k < 32; ++k) sum += a[m][k] * b[size_t(col) * 32 + size_t(k)];  // products of e4m3: exact
+      out[q * kWarpSize + size_t(lane)] = of_f32(float(sum));
+    }
+  }
+  for (int lane = 0; lane < kWarpSize; ++lane)
+    for (size_t q = 0; q < in.dst.size(); ++q) w.r(in.dst[q], lane) = out[q * kWarpSize + size_t(lane)];
+  return "";
+}
+
+std::string Interpreter::step_hopper(Warp &w, const void *params) {
+  const Instr &in = p_.code[w.pc];
+  auto active = [&](int lane) {
+    if (((w.mask >> lane) & 1) == 0) return false;
+    if (!in.guard.valid()) return true;
+    return (w.r(in.guard, lane) != 0) != in.guard_negated;
+  };
+  auto u32 = [&](const Operand &o, int lane) -> uint64_t {
+    return o.kind == Operand::Kind::kReg ? (w.r(o.reg, lane) & 0xffffffffu) : uint64_t(o.i) & 0xffffffffu;
+  };
+  int actives = 0;
+  for (int lane = 0; lane < kWarpSize; ++lane) actives += active(lane) ? 1 : 0;
+  switch (in.op) {
+    case Op::kBarSync:
+    case Op::kBarArrive: {
+      if (w.mask != ~0u || (actives != 0 && actives != kWarpSize)) return "a named barrier reached by part of a warp";
+      if (actives == 0) break;
+      const uint64_t id = u32(in.src[0], 0);
+      for (int lane = 1; lane < kWarpSize; ++lane)
+        if (u32(in.src[0], lane) != id) return "a named barrier id that differs between lanes";
+      if (id >= 16) return "a named barrier id past 15";
+      moved_ = true;
+      const bool done = named_arrive(int(id), in.offset);
+      if (in.op == Op::kBarSync && !done) {
+        w.state = Warp::State::kNamed;
+        w.named_id = int(id);
+        return "";  // pc moves on when the barrier completes
+      }
+      break;
+    }
+    case Op::kParamAddress:
+      for (int lane = 0; lane < kWarpSize; ++lane)
+        if (active(lane)) w.r(in.dst[0], lane) = uint64_t(reinterpret_cast<uintptr_t>(params)) + uint64_t(in.offset);
+      break;
+    case Op::kPrefetchTensormap:
+    case Op::kSetmaxnreg:
+    case Op::kFenceProxyAsync:
+    case Op::kFenceMbarrierInit:
+    case Op::kWgmmaFence:
+    case Op::kWgmmaCommit:
+    case Op::kWgmmaWait: break;  // the products complete when issued
+    case Op::kMbarInit:
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        if (!active(lane)) continue;
+        const uint64_t addr = u32(in.src[0], lane);
+        if (addr % 8 != 0 || addr + 8 > smem_.size()) return "mbarrier.init outside shared memory";
+        mbar_valid_[size_t(addr / 8)] = true;
+        mbars_[size_t(addr / 8)] = Mbarrier{in.src[1].i, in.src[1].i, 0, 0};
+      }
+      break;
+    case Op::kMbarArrive:
+    case Op::kMbarExpectTx:
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        if (!active(lane)) continue;
+        const int64_t tx = in.op == Op::kMbarExpectTx ? in.src[1].i : 0;
+        const std::string e = mbar_update(u32(in.src[0], lane), 1, tx);
+        if (!e.empty()) return e;
+      }
+      break;
+    case Op::kMbarWait: {
+      bool done = true;
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        if (!active(lane)) continue;
+        const Mbarrier *m = mbarrier(u32(in.src[0], lane));
+        if (m == nullptr) return "mbarrier wait on an address no mbarrier.init made";
+        done = done && (m->phase & 1) != (u32(in.src[1], lane) & 1);
+      }
+      if (!done) {
+        --executed_;
+        w.state = Warp::State::kSpin;
+        return "";
+      }
+      break;
+    }
+    case Op::kTmaLoad4d:
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        if (!active(lane)) continue;
+        const uintptr_t map_addr = uintptr_t(w.r(in.src[1].reg, lane));
+        const uintptr_t block = reinterpret_cast<uintptr_t>(params);
+        if (map_addr < block || map_addr + sizeof(InterpretedTensorMap) > block + size_t(p_.param_bytes))
+          return "TMA: a tensor map outside the parameter block";
+        InterpretedTensorMap map;
+        std::memcpy(&map, reinterpret_cast<const void *>(map_addr), sizeof map);
+        int64_t coords[4];
+        for (int i = 0; i < 4; ++i) coords[i] = as_signed(u32(in.src[size_t(2 + i)], lane), Type::kS32);
+        const std::string e = tma_load(uint32_t(u32(in.src[0], lane)), map, coords, u32(in.src[6], lane));
+        if (!e.empty()) return e;
+      }
+      break;
+    case Op::kWgmma: {
+      if (actives != kWarpSize) return "a predicated wgmma, or one in divergent code";
+      const std::string e = wgmma(w, in);
+      if (!e.empty()) return e;
+      break;
+    }
+    default: return "the interpreter does not model this instruction";
+  }
+  if (in.op != Op::kBarSync && in.op != Op::kBarArrive) moved_ = true;
   ++w.pc;
   return "";
 }

@@ -5,6 +5,15 @@
 // hardware may complete them), so a read before the wait and the barrier sees stale bytes. What the model cannot know about the hardware: ex2/lg2 are computed
 // exactly (the GPU's approximations differ in the last bits) and an MMA sums its products exactly before
 // one rounding (the tensor core's order of fp32 additions is its own).
+//
+// The Hopper machinery of the wgmma schedule is modelled too: named barriers with thread counts,
+// mbarriers (arrivals, transaction bytes, phases; a try_wait that fails yields the warp, and a round in
+// which no warp moves is a deadlock), TMA loads (at once, completing their bytes on the mbarrier) from a
+// tensor map the caller writes in the interpreter's own form (InterpretedTensorMap, in place of the
+// driver's opaque CUtensorMap), and wgmma e4m3 (each warp computes its 16 rows when it issues the product,
+// reading shared memory through the descriptor's swizzle; fence, commit and wait are then no-ops). So a
+// buffer handed back too early is overwritten before its reader is done, or never filled: wrong bytes, a
+// deadlock or an mbarrier misuse, which the tests see.
 #ifndef ZYFA_ASMGEN_INTERPRETER_HPP_
 #define ZYFA_ASMGEN_INTERPRETER_HPP_
 
@@ -16,6 +25,18 @@
 #include "asmgen/program.hpp"
 
 namespace zyfa::asmgen {
+
+// What a TMA load reads where the kernel's parameter block holds a CUtensorMap: a rank-4 tiled map of
+// 1-byte elements, the box's rows swizzled as TMA does (16-byte chunk c of a 128-byte line r at c ^ (r %
+// 8) for a 128-byte swizzle; the same on address bits for 64 and 32). Coordinates outside dims read zeros.
+struct InterpretedTensorMap {
+  uint64_t base;           // host address of element (0, 0, 0, 0)
+  uint64_t dims[4];        // extents, innermost first
+  uint64_t strides[3];     // bytes between consecutive indices of dims 1, 2, 3
+  uint32_t box[2];         // box extents in dims 0 and 1 (1 in dims 2 and 3)
+  uint32_t swizzle_bytes;  // 0, 32, 64 or 128
+  uint32_t unused;
+};
 
 class Interpreter {
  public:
@@ -37,15 +58,35 @@ class Interpreter {
     uintptr_t begin, end;
     bool writable;
   };
+  struct Mbarrier {
+    int64_t count = 0, pending = 0, tx = 0;
+    uint64_t phase = 0;
+  };
+  struct NamedBarrier {
+    int64_t arrived = 0;
+  };
   struct Warp;
   std::string run_cta(int cta, int grid, const void *params);
   std::string step(Warp &w, int cta, int grid, const void *params);
   bool global_ok(uintptr_t addr, size_t bytes, bool write) const;
+  // Hopper: the instructions of the wgmma schedule that are not plain arithmetic.
+  std::string step_hopper(Warp &w, const void *params);
+  Mbarrier *mbarrier(uint64_t addr);
+  std::string mbar_update(uint64_t addr, int64_t arrivals, int64_t tx);
+  bool named_arrive(int id, int64_t count);  // one warp's arrival; true where it completes the barrier
+  std::string tma_load(uint32_t dst, const InterpretedTensorMap &map, const int64_t coords[4], uint64_t mbar);
+  std::string wgmma(Warp &w, const Instr &in);
+  bool smem_at_desc(uint64_t desc, int row, int k, size_t *addr) const;
 
   const Program &p_;
   std::vector<size_t> label_at_;
   std::vector<Region> regions_;
   std::vector<uint8_t> smem_;
+  std::vector<Mbarrier> mbars_;    // by shared-memory address / 8
+  std::vector<bool> mbar_valid_;
+  NamedBarrier named_[16];
+  std::vector<Warp> *warps_ = nullptr;  // the CTA in flight
+  bool moved_ = false;                  // some warp got past an instruction in this round
   uint64_t executed_ = 0;
 };
 

@@ -30,7 +30,7 @@ enum class Op : uint8_t {
   kCpAsyncWait,
   // warp and CTA collectives
   kShflBfly, kShflIdx, kBarSync, kBarArrive, kMmaF16,
-  // Hopper's asynchronous machinery (the wgmma kernels; the CPU interpreter does not model these)
+  // Hopper's asynchronous machinery (the wgmma kernels; the CPU interpreter models them, interpreter.hpp)
   kParamAddress, kPrefetchTensormap, kSetmaxnreg, kFenceProxyAsync, kFenceMbarrierInit, kMbarInit, kMbarArrive,
   kMbarExpectTx, kMbarWait, kTmaLoad4d, kWgmma, kWgmmaFence, kWgmmaCommit, kWgmmaWait,
   // special registers and control flow

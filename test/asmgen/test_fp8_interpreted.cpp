@@ -1,8 +1,10 @@
 // The emitted FP8 kernels, as the very instruction lists that ptxas assembles, run on the emitter's CPU
 // interpreter (src/asmgen/interpreter.hpp) over fresh inputs: against the CPU backend (the recurrence of
 // numerics.h) and fp64, with poisoned outputs, the plan cache's job table walked by a small grid, every
-// layout, GQA and MQA, LSE optional, both descale forms. Host tests: no GPU needed. What they cannot see is
-// the hardware's own behaviour (instruction semantics are modelled); the GPU tests check that.
+// layout, GQA and MQA, LSE optional, both descale forms; both schedules (mma.sync, and wgmma on the
+// interpreter's model of TMA, mbarriers and wgmma). Host tests: no GPU needed. What they cannot see is the
+// hardware's own behaviour (instruction semantics are modelled, the asynchronous copies and products
+// complete when issued); the GPU tests check that.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "asmgen/fp8_attention.hpp"
+#include "asmgen/fp8_kernel_params.h"
 #include "asmgen/interpreter.hpp"
 #include "asmgen/variants.hpp"
 #include "host/cta_balance.hpp"
@@ -56,17 +59,55 @@ AttentionShape fp8_shape(int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nh
   return s;
 }
 
-// The interpreter models the mma.sync schedule; the wgmma one (TMA, mbarriers) runs on the device only.
+// The mma.sync schedule's variant for a head dim (its P rounding is the default one).
 const asmgen::Variant &variant_for(int64_t d_qk) {
   for (const asmgen::Variant &v : asmgen::variants())
     if (v.d_qk == d_qk && v.schedule == asmgen::Schedule::kMmaSync) return v;
   throw std::logic_error("no variant for this d_qk");
 }
 
-class Fp8Interpreted : public ::testing::TestWithParam<InterpretedCase> {};
+// The wgmma schedule's variant for a problem: its head dim and P rounding.
+const asmgen::Variant &wgmma_variant_for(const Problem &p) {
+  for (const asmgen::Variant &v : asmgen::variants())
+    if (v.schedule == asmgen::Schedule::kWgmma && v.d_qk == p.d_qk && v.lean_p == p.lean_p && v.split_p == p.split_p)
+      return v;
+  throw std::logic_error("no wgmma variant for this problem");
+}
 
-TEST_P(Fp8Interpreted, MatchesCpuBackendAndFp64) {
-  const InterpretedCase &tc = GetParam();
+// The tensor maps of the wgmma schedule, in the interpreter's form (the device's are the driver's): the
+// boxes and swizzles src/host/fp8_asm_attention.cpp encodes, over (dim, seqlen, heads, batch).
+void interpreted_maps(asmgen::Fp8AttentionParams *params, const Problem &p) {
+  static_assert(sizeof(asmgen::InterpretedTensorMap) <= sizeof(asmgen::Fp8TensorMap), "a map fits a CUtensorMap's bytes");
+  auto fill = [&](asmgen::Fp8TensorMap *dst, uint64_t base, int64_t dim, int64_t heads, int64_t seq_stride,
+                  int64_t head_stride, int64_t batch_stride, uint32_t box) {
+    asmgen::InterpretedTensorMap m{};
+    m.base = base;
+    m.dims[0] = uint64_t(dim);
+    m.dims[1] = uint64_t(p.seqlen);
+    m.dims[2] = uint64_t(heads);
+    m.dims[3] = uint64_t(p.batch);
+    m.strides[0] = uint64_t(seq_stride);  // one byte per e4m3 element
+    m.strides[1] = uint64_t(head_stride);
+    m.strides[2] = uint64_t(batch_stride);
+    m.box[0] = box;
+    m.box[1] = uint32_t(numerics::kKeyBlock);
+    m.swizzle_bytes = box;
+    std::memset(dst, 0, sizeof *dst);
+    std::memcpy(dst, &m, sizeof m);
+  };
+  const uint32_t qk_box = uint32_t(asmgen::fp8_qk_block_bytes(int(p.d_qk)));
+  const int64_t nheads_k = p.nheads / params->group;
+  fill(&params->q_map, params->q, p.d_qk, p.nheads, params->q_seq_stride, params->q_head_stride, params->q_batch_stride,
+       qk_box);
+  fill(&params->k_map, params->k, p.d_qk, nheads_k, params->k_seq_stride, params->k_head_stride, params->k_batch_stride,
+       qk_box);
+  fill(&params->v_map, params->v, p.d_v, nheads_k, params->v_seq_stride, params->v_head_stride, params->v_batch_stride,
+       128);
+}
+
+// Runs the case's kernel on the interpreter (the mma.sync schedule, or the wgmma one where `wgmma`) and
+// checks it against the CPU backend and fp64.
+void run_interpreted(const InterpretedCase &tc, bool wgmma) {
   const AttentionShape &sh = tc.shape;
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
@@ -90,9 +131,11 @@ TEST_P(Fp8Interpreted, MatchesCpuBackendAndFp64) {
 
   h.poison_outputs();
   const Problem p = h.problem();
-  ASSERT_TRUE(kernels::fp8_asm_attention_supports(p));
-  const asmgen::Fp8AttentionParams params = kernels::fp8_attention_params(p, schedule);
-  const asmgen::Program prog = asmgen::build_fp8_attention(variant_for(sh.d_qk));
+  ASSERT_TRUE(wgmma ? kernels::fp8_wgmma_attention_supports(p) : kernels::fp8_asm_attention_supports(p));
+  asmgen::Fp8AttentionParams params = kernels::fp8_attention_params(p, schedule);
+  if (wgmma) interpreted_maps(&params, p);
+  const asmgen::Program prog = wgmma ? asmgen::build_fp8_wgmma_attention(wgmma_variant_for(p))
+                                     : asmgen::build_fp8_attention(variant_for(sh.d_qk));
   asmgen::Interpreter interp(prog);
   interp.add_region(h.q.data(), h.q.size_bytes(), false);
   interp.add_region(h.k.data(), h.k.size_bytes(), false);
@@ -115,11 +158,25 @@ TEST_P(Fp8Interpreted, MatchesCpuBackendAndFp64) {
     lse_vs_cpu = compare_backends(got_lse, cpu_lse, exact.lse);
     EXPECT_TRUE(within_backend_ratio(lse_vs_cpu)) << "LSE";
   }
-  std::printf("[asmgen interpreted] %-40s %-10s grid %d  out rel_rms %.3e (cpu %.3e)  vs cpu %.3e (ratio %.4f)  lse ratio "
-              "%.4f  %.2e instructions/lane\n",
-              sh.name().c_str(), activation_kind_name(tc.inputs), schedule.grid, out_err.rel_rms, out_vs_cpu.cpu_err,
-              out_vs_cpu.gpu_cpu, out_vs_cpu.ratio, lse_vs_cpu.ratio, double(interp.instructions_executed()));
+  std::printf("[asmgen interpreted%s] %-40s %-10s grid %d  out rel_rms %.3e (cpu %.3e)  vs cpu %.3e (ratio %.4f)  lse "
+              "ratio %.4f  %.2e instructions/lane\n",
+              wgmma ? " wgmma" : "", sh.name().c_str(), activation_kind_name(tc.inputs), schedule.grid, out_err.rel_rms,
+              out_vs_cpu.cpu_err, out_vs_cpu.gpu_cpu, out_vs_cpu.ratio, lse_vs_cpu.ratio,
+              double(interp.instructions_executed()));
+  if (const char *dir = std::getenv("ZYFA_INTERPRETED_DUMP")) {  // for comparing two emitters' outputs bit for bit
+    const std::string path = std::string(dir) + "/" + (wgmma ? "wgmma_" : "") + sh.name() + "_" +
+                             activation_kind_name(tc.inputs) + "_grid" + std::to_string(schedule.grid) + ".bin";
+    if (FILE *f = std::fopen(path.c_str(), "wb")) {
+      std::fwrite(h.out.data(), 1, h.out.size_bytes(), f);
+      std::fwrite(h.lse.data(), sizeof(float), h.lse.size(), f);
+      std::fclose(f);
+    }
+  }
 }
+
+class Fp8Interpreted : public ::testing::TestWithParam<InterpretedCase> {};
+
+TEST_P(Fp8Interpreted, MatchesCpuBackendAndFp64) { run_interpreted(GetParam(), /*wgmma=*/false); }
 
 std::vector<InterpretedCase> cases() {
   std::vector<InterpretedCase> c;
@@ -143,6 +200,35 @@ std::string case_name(const ::testing::TestParamInfo<InterpretedCase> &info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Interpreted, ::testing::ValuesIn(cases()), case_name);
+
+// The wgmma schedule on the interpreter's model of TMA, mbarriers, named barriers and wgmma. The cases give
+// CTAs one tile (seqlen 1: the diagonal block alone), several in a row (every mbarrier ring and the Q
+// buffers wrap across tile boundaries), tiles of index 0 after larger ones and jobs of one tile
+// (balance_tail), for each P rounding and both head dims.
+class Fp8InterpretedWgmma : public ::testing::TestWithParam<InterpretedCase> {};
+
+TEST_P(Fp8InterpretedWgmma, MatchesCpuBackendAndFp64) { run_interpreted(GetParam(), /*wgmma=*/true); }
+
+std::vector<InterpretedCase> wgmma_cases() {
+  std::vector<InterpretedCase> c;
+  for (zyfa_p_rounding r : {ZYFA_P_ROUNDING_DEFAULT, ZYFA_P_ROUNDING_EXACT, ZYFA_P_ROUNDING_SPLIT})
+    for (int64_t d : {128, 192}) {
+      if (d == 192 && r == ZYFA_P_ROUNDING_EXACT) continue;  // d_qk = 192's default is exact P
+      auto add = [&](AttentionShape s, int grid, ActivationKind kind = ActivationKind::kGaussian) {
+        s.p_rounding = r;
+        c.push_back({s, grid, kind});
+      };
+      add(fp8_shape(d, 1, 1, 2, 1, Layout::kBSHD, false, true), 132);         // one key: each CTA one tile
+      add(fp8_shape(d, 2, 7, 8, 1, Layout::kBHSD, true, true), 3);            // GQA 8:1, head descales, 16 tiles of 1 block
+      add(fp8_shape(d, 1, 300, 4, 2, Layout::kStrided, true, false), 2);      // tiles 0-2 paired, no LSE
+      add(fp8_shape(d, 1, 640, 2, 1, Layout::kBSHD, false, true), 1);         // one CTA: every tile in one loop
+    }
+  c.push_back({fp8_shape(128, 2, 1000, 2, 1, Layout::kBHSD, true, true), 5, ActivationKind::kStructured});
+  c.push_back({fp8_shape(128, 1, 300, 2, 1, Layout::kBSHD, false, true), 4, ActivationKind::kOutlier});
+  return c;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8InterpretedWgmma, ::testing::ValuesIn(wgmma_cases()), case_name);
 
 // The emitted program is the same list every time (what the PTX determinism test sees, one level up).
 TEST(Fp8Emitter, SameProgramTwice) {
