@@ -43,10 +43,9 @@ const KernelChoice &choose_kernel(const Problem &problem) {
   return kKernels[sizeof kKernels / sizeof kKernels[0] - 1];
 }
 
-}  // namespace
-
-zyfa_status check_split_p(const Problem &problem) {
-  if (!problem.split_p || choose_kernel(problem).supports != always) return ZYFA_STATUS_SUCCESS;
+// Split P where `kernel`, the one the dispatcher picked for `problem`, rounds P once: see check_split_p.
+zyfa_status check_split_p(const Problem &problem, const KernelChoice &kernel) {
+  if (!problem.split_p || kernel.supports != always) return ZYFA_STATUS_SUCCESS;
   // Only the wgmma kernels have split-P code objects (code_objects.cpp): the mma.sync ones and the fallback
   // round P once. Say why the wgmma kernels refuse the problem.
   const std::string reason = kernels::fp8_wgmma_refusal(problem);
@@ -57,13 +56,17 @@ zyfa_status check_split_p(const Problem &problem) {
               reason.c_str());
 }
 
+}  // namespace
+
+zyfa_status check_split_p(const Problem &problem) { return check_split_p(problem, choose_kernel(problem)); }
+
 zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   int device = 0;
   if (zyfa_status s = cuda::current_hopper_device(&device)) return s;
   bool capturing = false;
   if (zyfa_status s = cuda::stream_is_capturing(stream, &capturing)) return s;
-  if (zyfa_status s = check_split_p(problem)) return s;
   const KernelChoice &kernel = choose_kernel(problem);
+  if (zyfa_status s = check_split_p(problem, kernel)) return s;
   PlanCache &cache = PlanCache::global();
   std::shared_ptr<const Plan> plan;
   if (zyfa_status s = cache.acquire(plan_key_of(problem, device), kernel.ctas_per_sm(), /*may_build=*/!capturing,

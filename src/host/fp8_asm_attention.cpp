@@ -1,5 +1,6 @@
 #include "host/fp8_asm_attention.hpp"
 
+#include <array>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -72,6 +73,27 @@ int launch(const CodeObject &object, const asmgen::Fp8AttentionParams &params, c
   return cuda::launch_function(function, schedule.grid, object.threads, object.dynamic_smem_bytes, stream, &copy);
 }
 
+// q, k and v as the wgmma schedule maps them (one tensor map each, elements of one byte): the one list
+// that fp8_wgmma_attention_supports tests and fp8_wgmma_refusal explains.
+struct WgmmaOperand {
+  const char *name;
+  const TensorRef &t;
+  int64_t batch, seqlen;
+  const char *heads_field;
+  int64_t heads;
+  const char *dim_field;
+  int64_t dim;
+  hopper::TmaRefusal refusal() const {
+    constexpr int64_t kByte = 1;
+    return hopper::tma_refusal(t, batch, seqlen, heads, dim, kByte);
+  }
+};
+std::array<WgmmaOperand, 3> wgmma_operands(const Problem &p) {
+  return {{{"q", p.q, p.batch, p.seqlen, "nheads", p.nheads, "d_qk", p.d_qk},
+           {"k", p.k, p.batch, p.seqlen, "nheads_k", p.nheads_k, "d_qk", p.d_qk},
+           {"v", p.v, p.batch, p.seqlen, "nheads_k", p.nheads_k, "d_v", p.d_v}}};
+}
+
 // Q and K in boxes of fp8_qk_block_bytes(d_qk) x 128 rows, swizzled as wide; V in 128 x 128 (128-byte
 // swizzle): the wgmma schedule's shared layout (src/asmgen/fp8_wgmma_emitter.hpp).
 constexpr uint32_t kVBoxBytes = 128, kBoxRows = 128;
@@ -83,11 +105,11 @@ bool fp8_asm_attention_supports(const Problem &p) {
 }
 
 bool fp8_wgmma_attention_supports(const Problem &p) {
-  constexpr int64_t kByte = 1;
-  return within_kernel_limits(p) && code_object(p, /*wgmma=*/true) != nullptr &&
-         hopper::tma_can_map(p.q, p.batch, p.seqlen, p.nheads, p.d_qk, kByte) &&
-         hopper::tma_can_map(p.k, p.batch, p.seqlen, p.nheads_k, p.d_qk, kByte) &&
-         hopper::tma_can_map(p.v, p.batch, p.seqlen, p.nheads_k, p.d_v, kByte);
+  if (!within_kernel_limits(p) || code_object(p, /*wgmma=*/true) == nullptr) return false;
+  for (const WgmmaOperand &o : wgmma_operands(p)) {
+    if (o.refusal() != hopper::TmaRefusal::kMappable) return false;
+  }
+  return true;
 }
 
 std::string fp8_wgmma_refusal(const Problem &p) {
@@ -104,30 +126,19 @@ std::string fp8_wgmma_refusal(const Problem &p) {
     return formatted("desc->d_qk = %lld, desc->d_v = %lld: no wgmma kernel%s", (long long)p.d_qk, (long long)p.d_v,
                      p.split_p ? " with split P" : "");
   }
-  constexpr int64_t kByte = 1;
-  const struct {
-    const char *name;
-    const TensorRef &t;
-    const char *heads_field;
-    int64_t heads;
-    const char *dim_field;
-    int64_t dim;
-  } operands[] = {{"q", p.q, "nheads", p.nheads, "d_qk", p.d_qk},
-                  {"k", p.k, "nheads_k", p.nheads_k, "d_qk", p.d_qk},
-                  {"v", p.v, "nheads_k", p.nheads_k, "d_v", p.d_v}};
   using R = hopper::TmaRefusal;
-  for (const auto &o : operands) {
+  for (const WgmmaOperand &o : wgmma_operands(p)) {
     const char *field = nullptr;  // an extent TMA cannot index
     int64_t value = 0;
     const char *stride_dim = nullptr;  // a stride TMA cannot step
     int64_t stride = 0;
-    switch (hopper::tma_refusal(o.t, p.batch, p.seqlen, o.heads, o.dim, kByte)) {
+    switch (o.refusal()) {
       case R::kMappable: continue;
       case R::kAddress:
         return formatted("desc->%s = %p: TMA needs a %lld-byte aligned base", o.name, o.t.ptr,
                          (long long)hopper::kTmaStrideAlignBytes);
-      case R::kBatch: field = "batch", value = p.batch; break;
-      case R::kSeqlen: field = "seqlen", value = p.seqlen; break;
+      case R::kBatch: field = "batch", value = o.batch; break;
+      case R::kSeqlen: field = "seqlen", value = o.seqlen; break;
       case R::kHeads: field = o.heads_field, value = o.heads; break;
       case R::kDim: field = o.dim_field, value = o.dim; break;
       case R::kSeqStride: stride_dim = "seq", stride = o.t.seq_stride; break;
