@@ -43,6 +43,7 @@ int launch(const Problem &problem, const Schedule &schedule, cudaStream_t stream
   params.out_batch_stride = problem.out.batch_stride;
   params.out_seq_stride = problem.out.seq_stride;
   params.out_head_stride = problem.out.head_stride;
+  params.out_rows_16b_aligned = bf16_attention_out_rows_16b_aligned(problem);
   params.lse = problem.lse;
 
   constexpr int kSmemBytes = bf16::shared_bytes<Shape>();
@@ -54,11 +55,20 @@ int launch(const Problem &problem, const Schedule &schedule, cudaStream_t stream
   return cudaGetLastError();
 }
 
-// The epilogue stores pairs of bf16 as one 32-bit word.
+// The epilogue stores pairs of bf16 as one 32-bit word, or, where every row start allows, 16-byte chunks.
 constexpr int64_t kOutStoreElems = 2;
 constexpr int64_t kOutStoreBytes = 4;
+constexpr int64_t kOutChunkElems = 8;
+constexpr int64_t kOutChunkBytes = 16;
 
 }  // namespace
+
+bool bf16_attention_out_rows_16b_aligned(const Problem &p) {
+  // A stride over an extent of 1 never moves the address (validation accepts any value there).
+  const auto in_chunks = [](int64_t stride, int64_t extent) { return extent == 1 || stride % kOutChunkElems == 0; };
+  return reinterpret_cast<uintptr_t>(p.out.ptr) % kOutChunkBytes == 0 && in_chunks(p.out.batch_stride, p.batch) &&
+         in_chunks(p.out.seq_stride, p.seqlen) && in_chunks(p.out.head_stride, p.nheads);
+}
 
 bool bf16_attention_supports(const Problem &p) {
   if (p.dtype != ZYFA_DTYPE_BF16 || p.d_v != 128 || (p.d_qk != 128 && p.d_qk != 192)) return false;

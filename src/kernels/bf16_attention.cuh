@@ -126,6 +126,8 @@ struct Params {
   float score_scale;  // c = softmax_scale * log2(e)
   __nv_bfloat16 *out;
   int64_t out_batch_stride, out_seq_stride, out_head_stride;  // elements
+  // Every output row starts on 16 bytes: the epilogue may write whole 16-byte chunks.
+  bool out_rows_16b_aligned;
   float *lse;  // (batch, nheads, seqlen) or nullptr
 };
 
@@ -216,6 +218,27 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   uint32_t r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
+}
+
+// A row's output as words of two bf16: before, lane q of the quad holds word q of every 16-byte chunk
+// (w[ch]); after, w[4 j .. 4 j + 3] hold the whole chunk 4 j + q, so each lane writes 16 contiguous bytes
+// per store. Each group of four chunks is a 4 x 4 transpose across the quad, in two exchange rounds (lane
+// distance 2, then 1): per round and pair of words, one SHFL and three SELs. Every lane must take part.
+__device__ __forceinline__ void quad_transpose(uint32_t (&w)[kChunks], int lane) {
+#pragma unroll
+  for (int k = 2; k >= 1; k /= 2) {
+    const bool upper = (lane & k) != 0;
+#pragma unroll
+    for (int j = 0; j < kChunks; j += 4)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        if (c & k) continue;
+        uint32_t &lo = w[j + c], &hi = w[j + (c | k)];
+        const uint32_t got = __shfl_xor_sync(kFullWarp, upper ? lo : hi, k);
+        if (upper) lo = got;
+        else hi = got;
+      }
+  }
 }
 
 // ---------------------------------------------------------------- consumer
@@ -463,21 +486,33 @@ struct Consumer {
 
   // ---- epilogue: out = bf16(O * output_scale(l)) and lse, rows inside seqlen only.
   __device__ void store(const TileCoord &t) {
+    const int q = lane % 4;
 #pragma unroll
     for (int h = 0; h < kRowHalves; ++h) {
       const float row_l = l[2 * h];  // the whole row's sum: the product summed over all 128 keys
       const int64_t row = int64_t(t.tile) * Shape::kQueryRows + tile_row(h);
-      if (row >= p.seqlen) continue;
+      const bool inside = row < p.seqlen;  // the same for the four lanes of a quad
       __nv_bfloat16 *out_row =
           p.out + int64_t(t.batch) * p.out_batch_stride + row * p.out_seq_stride + int64_t(t.head) * p.out_head_stride;
       const float scale = nx::output_scale(row_l, 1.0f);
+      uint32_t w[kChunks];
 #pragma unroll
-      for (int ch = 0; ch < kChunks; ++ch) {
-        const float y0 = __fmul_rn(o[fragment(ch, h, 0)], scale);
-        const float y1 = __fmul_rn(o[fragment(ch, h, 1)], scale);
-        *reinterpret_cast<uint32_t *>(out_row + 8 * ch + 2 * (lane % 4)) = pack_bf16x2(y0, y1);
+      for (int ch = 0; ch < kChunks; ++ch)
+        w[ch] = pack_bf16x2(__fmul_rn(o[fragment(ch, h, 0)], scale), __fmul_rn(o[fragment(ch, h, 1)], scale));
+      if (p.out_rows_16b_aligned) {
+        // Rows outside seqlen join the shuffles (full-warp masks) and only skip their stores.
+        quad_transpose(w, lane);
+        if (inside) {
+          uint4 *const chunk = reinterpret_cast<uint4 *>(out_row) + q;
+#pragma unroll
+          for (int j = 0; j < kChunks; j += 4) chunk[j] = make_uint4(w[j], w[j + 1], w[j + 2], w[j + 3]);
+        }
+      } else if (inside) {
+        // Strides or a base off 16 bytes: each lane writes its own 4-byte words, in place.
+#pragma unroll
+        for (int ch = 0; ch < kChunks; ++ch) *reinterpret_cast<uint32_t *>(out_row + 8 * ch + 2 * q) = w[ch];
       }
-      if (p.lse != nullptr && lane % 4 == 0)
+      if (p.lse != nullptr && q == 0 && inside)
         p.lse[(int64_t(t.batch) * p.nheads + t.head) * p.seqlen + row] = (m[h] + log2f(row_l)) * nx::kLn2;
     }
   }
