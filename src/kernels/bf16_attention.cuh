@@ -126,8 +126,6 @@ struct Params {
   float score_scale;  // c = softmax_scale * log2(e)
   __nv_bfloat16 *out;
   int64_t out_batch_stride, out_seq_stride, out_head_stride;  // elements
-  // Every output row starts on 16 bytes: the epilogue may write whole 16-byte chunks.
-  bool out_rows_16b_aligned;
   float *lse;  // (batch, nheads, seqlen) or nullptr
 };
 
@@ -499,18 +497,12 @@ struct Consumer {
 #pragma unroll
       for (int ch = 0; ch < kChunks; ++ch)
         w[ch] = pack_bf16x2(__fmul_rn(o[fragment(ch, h, 0)], scale), __fmul_rn(o[fragment(ch, h, 1)], scale));
-      if (p.out_rows_16b_aligned) {
-        // Rows outside seqlen join the shuffles (full-warp masks) and only skip their stores.
-        quad_transpose(w, lane);
-        if (inside) {
-          uint4 *const chunk = reinterpret_cast<uint4 *>(out_row) + q;
+      // Rows outside seqlen join the shuffles (full-warp masks) and only skip their stores.
+      quad_transpose(w, lane);
+      if (inside) {
+        uint4 *const chunk = reinterpret_cast<uint4 *>(out_row) + q;  // every row starts on 16 bytes (supports)
 #pragma unroll
-          for (int j = 0; j < kChunks; j += 4) chunk[j] = make_uint4(w[j], w[j + 1], w[j + 2], w[j + 3]);
-        }
-      } else if (inside) {
-        // Strides or a base off 16 bytes: each lane writes its own 4-byte words, in place.
-#pragma unroll
-        for (int ch = 0; ch < kChunks; ++ch) *reinterpret_cast<uint32_t *>(out_row + 8 * ch + 2 * q) = w[ch];
+        for (int j = 0; j < kChunks; j += 4) chunk[j] = make_uint4(w[j], w[j + 1], w[j + 2], w[j + 3]);
       }
       if (p.lse != nullptr && q == 0 && inside)
         p.lse[(int64_t(t.batch) * p.nheads + t.head) * p.seqlen + row] = (m[h] + log2f(row_l)) * nx::kLn2;

@@ -25,11 +25,9 @@ int launch_fallback_attention(const Problem &problem, const Schedule &schedule, 
 int fallback_ctas_per_sm();
 
 // The BF16 Hopper kernel (wgmma, TMA, warp specialization): BF16 inputs, d_qk 128 or 192 with d_v 128,
-// tensors TMA can map (16-byte granular strides below 2^40 bytes). `supports` says whether it takes a problem.
+// tensors TMA can map (16-byte granular strides below 2^40 bytes) and outputs whose rows start on 16 bytes.
+// `supports` says whether it takes a problem.
 bool bf16_attention_supports(const Problem &problem);
-// Whether its epilogue writes out in 16-byte chunks (every row start 16-byte aligned) rather than 4-byte
-// words. Validated problems always are; the launcher also takes 4-byte aligned outputs.
-bool bf16_attention_out_rows_16b_aligned(const Problem &problem);
 int bf16_attention_ctas_per_sm();
 int launch_bf16_attention(const Problem &problem, const Schedule &schedule, void *stream);
 

@@ -18,7 +18,7 @@ const char *layout_name(Layout layout) {
 }
 
 HostTensor::HostTensor(int64_t batch, int64_t seqlen, int64_t heads, int64_t dim, int element_bytes,
-                       Layout layout, int64_t gap)
+                       Layout layout)
     : batch_(batch), seqlen_(seqlen), heads_(heads), dim_(dim), element_bytes_(element_bytes) {
   switch (layout) {
     case Layout::kBSHD:
@@ -32,9 +32,9 @@ HostTensor::HostTensor(int64_t batch, int64_t seqlen, int64_t heads, int64_t dim
       batch_stride_ = heads * head_stride_;
       break;
     case Layout::kStrided:
-      head_stride_ = dim + gap;
-      seq_stride_ = heads * head_stride_ + gap;
-      batch_stride_ = seqlen * seq_stride_ + gap;
+      head_stride_ = dim + kStridedGap;
+      seq_stride_ = heads * head_stride_ + kStridedGap;
+      batch_stride_ = seqlen * seq_stride_ + kStridedGap;
       break;
   }
   bytes_.assign(size_t(batch * batch_stride_ * element_bytes), 0);
@@ -72,7 +72,6 @@ std::string AttentionShape::name() const {
   if (d_v != d_qk) n += "x" + std::to_string(d_v);
   n += "_b" + std::to_string(batch) + "_s" + std::to_string(seqlen) + "_h" + std::to_string(nheads) + "_hk" +
        std::to_string(nheads_k) + "_" + layout_name(layout);
-  if (layout == Layout::kStrided && out_gap != kStridedGap) n += "_outgap" + std::to_string(out_gap);
   if (per_head_descale) n += "_headdescale";
   if (!with_lse) n += "_nolse";
   if (p_rounding == ZYFA_P_ROUNDING_LEAN) n += "_leanp";
@@ -109,7 +108,7 @@ HostAttention::HostAttention(const AttentionShape &shape) : shape_(shape) {
   q = HostTensor(shape.batch, shape.seqlen, shape.nheads, shape.d_qk, in_bytes, shape.layout);
   k = HostTensor(shape.batch, shape.seqlen, shape.nheads_k, shape.d_qk, in_bytes, shape.layout);
   v = HostTensor(shape.batch, shape.seqlen, shape.nheads_k, shape.d_v, in_bytes, shape.layout);
-  out = HostTensor(shape.batch, shape.seqlen, shape.nheads, shape.d_v, 2, shape.layout, shape.out_gap);
+  out = HostTensor(shape.batch, shape.seqlen, shape.nheads, shape.d_v, 2, shape.layout);
   out_mask_ = out.logical_mask();
   if (shape.with_lse) lse.assign(size_t(shape.batch * shape.nheads * shape.seqlen), 0.0f);
   const size_t descales = shape.per_head_descale ? size_t(shape.batch * shape.nheads_k) : 1;

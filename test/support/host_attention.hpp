@@ -30,9 +30,7 @@ constexpr uint32_t kPoisonF32 = 0xffffffffu;
 class HostTensor {
  public:
   HostTensor() = default;
-  // `gap`: the unused elements of Layout::kStrided (ignored by the others).
-  HostTensor(int64_t batch, int64_t seqlen, int64_t heads, int64_t dim, int element_bytes, Layout layout,
-             int64_t gap = kStridedGap);
+  HostTensor(int64_t batch, int64_t seqlen, int64_t heads, int64_t dim, int element_bytes, Layout layout);
 
   int64_t index(int64_t b, int64_t s, int64_t h, int64_t d) const {
     return b * batch_stride_ + s * seq_stride_ + h * head_stride_ + d;
@@ -71,16 +69,12 @@ struct AttentionShape {
   bool per_head_descale = false;  // FP8: one descale per (batch, kv head), passed as an array
   bool with_lse = true;
   zyfa_p_rounding p_rounding = ZYFA_P_ROUNDING_DEFAULT;  // FP8 only
-  // Layout::kStrided: out's gaps. Below 8 elements, its rows leave the 16 bytes validation asks for: a
-  // problem for the launchers directly, which take 4-byte granular outputs.
-  int64_t out_gap = kStridedGap;
 
   bool fp8() const { return dtype == ZYFA_DTYPE_FP8_E4M3; }
   QkvShape qkv() const { return {batch, seqlen, nheads, nheads_k, d_qk, d_v}; }
   // P codes from one FFMA: p_rounding as validation resolves it.
   bool lean_p() const;
-  // e.g. "fp8_d192_b1_s129_h16_hk2_bshd" (+ "_outgap2", "_headdescale", "_leanp", "_exactp", "_splitp"), usable
-  // as a gtest name.
+  // e.g. "fp8_d192_b1_s129_h16_hk2_bshd" (+ "_headdescale", "_leanp", "_exactp", "_splitp"), usable as a gtest name.
   std::string name() const;
 };
 
