@@ -54,6 +54,11 @@ struct Descale {
   }
 };
 
+// The Hopper kernels' epilogues write each output row in 16-byte chunks of 8 bf16 (a 4-byte word per lane
+// measured 0.93x at 2K, bench/NOTES-bf16.md "16-byte epilogue stores"); validation asks the same of every tensor.
+constexpr int64_t kOutChunkBytes = 16;
+constexpr int64_t kOutChunkElems = kOutChunkBytes / 2;
+
 struct Problem {
   zyfa_dtype dtype = ZYFA_DTYPE_BF16;
   int64_t batch = 0, seqlen = 0, nheads = 0, nheads_k = 0, d_qk = 0, d_v = 0;
@@ -68,6 +73,13 @@ struct Problem {
   bool fp8() const { return dtype == ZYFA_DTYPE_FP8_E4M3; }
   int64_t group() const { return nheads / nheads_k; }  // query heads per kv head
   void *out_ptr() const { return const_cast<void *>(out.ptr); }
+  // Whether every output row starts on kOutChunkBytes. A stride over an extent of 1 never moves the address
+  // (validation accepts any value there).
+  bool out_rows_in_chunks() const {
+    const auto in_chunks = [](int64_t stride, int64_t extent) { return extent == 1 || stride % kOutChunkElems == 0; };
+    return reinterpret_cast<uintptr_t>(out.ptr) % kOutChunkBytes == 0 && in_chunks(out.batch_stride, batch) &&
+           in_chunks(out.seq_stride, seqlen) && in_chunks(out.head_stride, nheads);
+  }
   // B*H*S^2*(d_qk + d_v): the causal FLOP count that every zyfa throughput figure uses (ZYFA's convention).
   double flops() const {
     return double(batch) * double(nheads) * double(seqlen) * double(seqlen) * double(d_qk + d_v);

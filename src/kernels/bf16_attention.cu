@@ -54,25 +54,13 @@ int launch(const Problem &problem, const Schedule &schedule, cudaStream_t stream
   return cudaGetLastError();
 }
 
-// The epilogue writes each output row in 16-byte chunks of 8 bf16 (a 4-byte word per lane measured 0.93x at 2K,
-// bench/NOTES-bf16.md "16-byte epilogue stores"), so every row must start on 16 bytes.
-constexpr int64_t kOutChunkElems = 8;
-constexpr int64_t kOutChunkBytes = 16;
-
-// A stride over an extent of 1 never moves the address (validation accepts any value there).
-bool out_rows_16b_aligned(const Problem &p) {
-  const auto in_chunks = [](int64_t stride, int64_t extent) { return extent == 1 || stride % kOutChunkElems == 0; };
-  return reinterpret_cast<uintptr_t>(p.out.ptr) % kOutChunkBytes == 0 && in_chunks(p.out.batch_stride, p.batch) &&
-         in_chunks(p.out.seq_stride, p.seqlen) && in_chunks(p.out.head_stride, p.nheads);
-}
-
 }  // namespace
 
 bool bf16_attention_supports(const Problem &p) {
   if (p.dtype != ZYFA_DTYPE_BF16 || p.d_v != 128 || (p.d_qk != 128 && p.d_qk != 192)) return false;
   // Tile and row indices are int32 in the kernel; the last tile's rows must stay representable.
   if (p.seqlen > INT32_MAX - numerics::kQueryTile || p.nheads > INT32_MAX || p.batch > INT32_MAX) return false;
-  return out_rows_16b_aligned(p) && hopper::tma_can_map(p.q, p.batch, p.seqlen, p.nheads, p.d_qk) &&
+  return p.out_rows_in_chunks() && hopper::tma_can_map(p.q, p.batch, p.seqlen, p.nheads, p.d_qk) &&
          hopper::tma_can_map(p.k, p.batch, p.seqlen, p.nheads_k, p.d_qk) &&
          hopper::tma_can_map(p.v, p.batch, p.seqlen, p.nheads_k, p.d_v);
 }
