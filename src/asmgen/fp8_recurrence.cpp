@@ -1,6 +1,8 @@
 #include "asmgen/fp8_recurrence.hpp"
 
 #include <cmath>
+#include <stdexcept>
+#include <vector>
 
 #include "asmgen/fp8_kernel_params.h"
 #include "kernels/job.h"
@@ -141,6 +143,48 @@ void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias) {
   b.ex2(dst, dst);
 }
 
+namespace {
+
+constexpr int kQuad = 4;  // the lanes that hold one accumulator row
+constexpr int kOutChunkBytes = 16;  // 8 bf16: one st.global.v4.b32
+
+// Whether the lane's quad_col has bit `k`: the upper half of its exchange pairs at lane distance k.
+Reg quad_half(Builder &b, Reg quad_col, int k) {
+  const Reg bit = b.temp(Type::kS32, "quad_bit");
+  b.and_(bit, quad_col, imm(k));
+  const Reg upper = b.temp(Type::kPred, "quad_upper");
+  b.setp(upper, Cmp::kNe, Type::kS32, bit, imm(0));
+  return upper;
+}
+
+}  // namespace
+
+void emit_quad_transpose(Builder &b, std::vector<Reg> &words, const std::array<Reg, 2> &upper) {
+  if (words.size() % kQuad != 0) throw std::logic_error("emit_quad_transpose: words come in groups of 4");
+  constexpr std::array<int, 2> kDistances = {2, 1};
+  for (size_t round = 0; round < kDistances.size(); ++round) {
+    const int k = kDistances[round];
+    const Reg up = upper[round];
+    for (size_t j = 0; j < words.size(); j += kQuad)
+      for (int c = 0; c < kQuad; ++c) {
+        if (c & k) continue;
+        Reg &lo = words[j + size_t(c)];
+        Reg &hi = words[j + size_t(c | k)];
+        // The upper lane sends its lo and takes the partner's hi into lo; the lower sends hi, takes lo into hi.
+        const Reg send = b.temp(Type::kB32, "xpose_send");
+        b.selp(send, lo, hi, up);
+        const Reg got = b.temp(Type::kB32, "xpose_got");
+        b.shfl_bfly(got, send, k);
+        const Reg new_lo = b.temp(Type::kB32, "xpose_lo");
+        b.selp(new_lo, got, lo, up);
+        const Reg new_hi = b.temp(Type::kB32, "xpose_hi");
+        b.selp(new_hi, hi, got, up);
+        lo = new_lo;
+        hi = new_hi;
+      }
+  }
+}
+
 void emit_store_tile(Builder &b, const TileRows &t) {
   using P = Fp8AttentionParams;
   const Reg seqlen = load_param(b, Type::kS32, offsetof(P, seqlen), "seqlen");
@@ -161,9 +205,11 @@ void emit_store_tile(Builder &b, const TileRows &t) {
   const Reg lse_head = b.temp(Type::kS64, "lse_head");
   b.mad_lo(lse_head, b64, nheads64, h64);
   b.mul_lo(lse_head, lse_head, seqlen64);
-  const Reg col_bytes = b.temp(Type::kS64, "out_col_bytes");  // columns 2 quad_col, 2 quad_col + 1 of a chunk
-  b.cvt(col_bytes, t.quad_col, Type::kS32, Round::kNone);
-  b.shl(col_bytes, col_bytes, imm(2));
+  // After the quad transpose, lane q writes chunks q, q + 4, ... of its row: 16 bytes at 16 q + 64 j.
+  const Reg chunk_bytes = b.temp(Type::kS64, "out_chunk_bytes");
+  b.cvt(chunk_bytes, t.quad_col, Type::kS32, Round::kNone);
+  b.shl(chunk_bytes, chunk_bytes, imm(4));
+  const std::array<Reg, 2> upper = {quad_half(b, t.quad_col, 2), quad_half(b, t.quad_col, 1)};
   // lse from the first thread of the quad (all four hold the row's m and l).
   const Reg has_lse = b.temp(Type::kPred, "has_lse");
   b.setp(has_lse, Cmp::kNe, Type::kU64, lse, imm(0));
@@ -186,20 +232,26 @@ void emit_store_tile(Builder &b, const TileRows &t) {
     b.mad_lo(elem, row64, load_param(b, Type::kS64, offsetof(P, out_seq_stride), "out_seq_stride"), out_head);
     const Reg addr = b.temp(Type::kU64, "out_addr");
     b.mad_lo(addr, elem, imm(2), out);
-    b.add(addr, addr, col_bytes);
+    b.add(addr, addr, chunk_bytes);
     const Reg scale = b.temp(Type::kF32, "out_scale");  // numerics::output_scale: (1 / l) * v_descale
     b.div(scale, f32(1.0f), lh);
     b.mul(scale, scale, t.v_descale);
+    std::vector<Reg> words(size_t(t.chunks));  // word i: columns 8 i + 2 quad_col, + 1
     for (int i = 0; i < t.chunks; ++i) {
       std::array<Reg, 2> y;
       for (int e = 0; e < 2; ++e) {
         y[size_t(e)] = b.temp(Type::kF32, "y");
         b.mul(y[size_t(e)], t.o(i, h, e), scale);
       }
-      const Reg packed = b.temp(Type::kB32, "out_bf16x2");
-      b.cvt_bf16x2(packed, y[1], y[0]);
+      words[size_t(i)] = b.temp(Type::kB32, "out_bf16x2");
+      b.cvt_bf16x2(words[size_t(i)], y[1], y[0]);
+    }
+    // Rows outside seqlen take part in the shuffles and only skip their stores.
+    emit_quad_transpose(b, words, upper);
+    for (int j = 0; j < t.chunks; j += kQuad) {
       auto g = b.unless(outside);
-      b.st_global(Type::kB32, addr, 2 * 8 * i, {packed});
+      b.st_global(Type::kB32, addr, int64_t(kOutChunkBytes) * j,
+                  {words[size_t(j)], words[size_t(j) + 1], words[size_t(j) + 2], words[size_t(j) + 3]});
     }
     const Reg lse_val = b.temp(Type::kF32, "lse_value");
     b.lg2(lse_val, lh);

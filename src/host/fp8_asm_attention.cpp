@@ -53,7 +53,10 @@ static_assert(sizeof(CUtensorMap) == sizeof(asmgen::Fp8TensorMap) &&
 // are int32 in the kernel, and rows up to the end of the last tile are formed.
 constexpr int64_t kMaxSeqlen = std::numeric_limits<int32_t>::max() - 2 * numerics::kQueryTile;
 constexpr int64_t kMaxHeads = std::numeric_limits<int32_t>::max();
-bool within_kernel_limits(const Problem &p) { return p.fp8() && p.seqlen <= kMaxSeqlen && p.nheads <= kMaxHeads; }
+// The epilogue (src/asmgen/fp8_recurrence.cpp) writes whole 16-byte chunks of each output row.
+bool within_kernel_limits(const Problem &p) {
+  return p.fp8() && p.seqlen <= kMaxSeqlen && p.nheads <= kMaxHeads && p.out_rows_in_chunks();
+}
 
 const CodeObject *code_object(const Problem &p, bool wgmma) {
   return find_fp8_code_object(int(p.d_qk), int(p.d_v), p.lean_p, p.split_p, wgmma);
@@ -121,6 +124,10 @@ std::string fp8_wgmma_refusal(const Problem &p) {
   if (p.nheads > kMaxHeads) {
     return formatted("desc->nheads = %lld: above the FP8 kernels' limit of %lld", (long long)p.nheads,
                      (long long)kMaxHeads);
+  }
+  if (!p.out_rows_in_chunks()) {
+    return formatted("desc->out = %p and its strides: every output row must start on %lld bytes", p.out.ptr,
+                     (long long)kOutChunkBytes);
   }
   if (code_object(p, /*wgmma=*/true) == nullptr) {
     return formatted("desc->d_qk = %lld, desc->d_v = %lld: no wgmma kernel%s", (long long)p.d_qk, (long long)p.d_v,
