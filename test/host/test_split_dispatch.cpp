@@ -79,6 +79,18 @@ TEST_P(SplitDispatch, UnalignedBasesAreRefusedByName) {
   expect_refused(p, "desc->v = ");
 }
 
+// The epilogue writes 16-byte chunks of each output row (the mma.sync kernels' too: exact P goes to the
+// fallback then).
+TEST_P(SplitDispatch, OutputRowsOffSixteenBytesAreRefusedByName) {
+  Problem p = problem();
+  p.out.seq_stride += 2;
+  expect_refused(p, "desc->out = ");
+  EXPECT_FALSE(kernels::fp8_asm_attention_supports(p));
+  p = problem();
+  p.out.ptr = static_cast<const uint8_t *>(p.out.ptr) + 4;
+  expect_refused(p, "desc->out = ");
+}
+
 TEST_P(SplitDispatch, OnlySplitPIsRefused) {
   Problem p = problem();
   p.split_p = false;
