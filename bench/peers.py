@@ -32,6 +32,7 @@ except ImportError:  # the command line (and its host test) needs no PyTorch; ma
     torch = F = None
 
 IMPLS = ["torch-cudnn", "torch-flash", "fa3", "flashinfer"]
+BENCH_IMPLS = ["zyfa", "cudnn"]  # timed by zyfa_bench, not here
 FAMILIES = ["mha-d128", "gqa-d128", "mha-d192", "gqa-d192", "llama3.1-8b"]
 SEQLENS = [2048, 4096, 8192, 16384, 32768]
 
@@ -305,15 +306,30 @@ def parser():
     return p
 
 
+def peer_impls(arg):
+    """The peers this script runs out of --impls. run_bench.sh passes the same --impls to zyfa_bench and
+    here, so zyfa_bench's own names are skipped; any other unknown name stops the script."""
+    asked = arg.split(",")
+    unknown = [i for i in asked if i not in IMPLS and i not in BENCH_IMPLS]
+    if unknown:
+        sys.exit(f"peers.py: --impls={arg}: unknown {','.join(unknown)} (peers: {','.join(IMPLS)})")
+    return [i for i in asked if i in IMPLS]
+
+
 def main():
     args = parser().parse_args()
+    impls = peer_impls(args.impls)
+    if not impls:
+        print(f"peers.py: --impls={args.impls} names no peer of this script: nothing to run")
+        with open(args.json, "w") as f:
+            json.dump({"tool": "bench/peers.py", "argv": sys.argv, "versions": {}, "records": []}, f, indent=1)
+        return
     if torch is None:
         sys.exit("peers.py: PyTorch is not installed")
     defaults = {"kernel": (SEQLENS, "gaussian"), "sustained": ([16384], "gaussian"),
                 "accuracy": ([4096, 16384], "gaussian,outlier,structured")}[args.mode]
     seqlens = [int(s) for s in args.seqlens.split(",")] if args.seqlens else defaults[0]
     inputs = (args.inputs or defaults[1]).split(",")
-    impls = args.impls.split(",")
     purpose = "accuracy" if args.mode == "accuracy" else "timing"
     device = torch.device("cuda")
     records = []

@@ -148,3 +148,10 @@ def test_plots_draw_p_rounding_runs_as_their_own_series(tmp_path):
     pytest.importorskip("matplotlib")
     written = report.plot_throughput(RECORDS, str(tmp_path / "r")) + report.plot_accuracy(RECORDS, str(tmp_path / "r"))
     assert sorted(os.path.basename(p) for p in written) == ["r-error-bf16.png", "r-error-fp8.png", "r-tflops-fp8.png"]
+
+
+def test_impls_of_zyfa_bench_are_skipped_and_unknown_ones_stop():
+    assert peers.peer_impls("zyfa") == []
+    assert peers.peer_impls("zyfa,cudnn,fa3") == ["fa3"]
+    with pytest.raises(SystemExit, match="unknown fa4"):
+        peers.peer_impls("fa3,fa4")
