@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 build="${1:-build}"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release > /dev/null
+# Tests and tools on explicitly: prepare_bench.sh switches them off in the build folder it is given, and a
+# folder shared by both would otherwise leave stale test binaries behind for ctest.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DZYFA_BUILD_TESTS=ON -DZYFA_BUILD_TOOLS=ON > /dev/null
 cmake --build "$build" -j "$(nproc)" --target zyfa_gpu_tests zyfa_cli zyfa
 rm -rf .carry && mkdir -p .carry
 cp "$build/test/zyfa_gpu_tests" "$build/tools/zyfa" .carry/
