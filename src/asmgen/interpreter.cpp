@@ -67,6 +67,10 @@ float f16_value(uint16_t h) {
 // ex2.approx.ftz / lg2.approx.ftz modelled exactly, with their flush of subnormal inputs and results.
 float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
 
+// A shared-memory address under a `width`-byte swizzle (TMA and wgmma alike): 16-byte chunk c of the
+// 128-byte line holding `a` moves to c ^ (line % (width / 16)).
+uint64_t swizzled(uint64_t a, uint64_t width) { return a ^ (((a >> 7) & (width / 16 - 1)) << 4); }
+
 }  // namespace
 
 struct Interpreter::Warp {
@@ -90,6 +94,12 @@ struct Interpreter::Warp {
   std::vector<Copy> open_group[kWarpSize];                 // issued, not yet committed
   std::vector<std::vector<Copy>> committed[kWarpSize];     // oldest first
   uint64_t &r(Reg reg, int lane) { return regs[size_t(reg.id) * kWarpSize + size_t(lane)]; }
+  // Whether `lane` runs `in`: in the running mask, and its guard (if any) holds.
+  bool active(const Instr &in, int lane) {
+    if (((mask >> lane) & 1) == 0) return false;
+    if (!in.guard.valid()) return true;
+    return (r(in.guard, lane) != 0) != in.guard_negated;
+  }
 };
 
 Interpreter::Interpreter(const Program &program) : p_(program), label_at_(program.labels.size(), SIZE_MAX) {
@@ -199,11 +209,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
     case Op::kWgmmaWait: return step_hopper(w, params);
     default: moved_ = true; break;
   }
-  auto active = [&](int lane) {
-    if (((w.mask >> lane) & 1) == 0) return false;
-    if (!in.guard.valid()) return true;
-    return (w.r(in.guard, lane) != 0) != in.guard_negated;
-  };
+  auto active = [&](int lane) { return w.active(in, lane); };
   auto val = [&](const Operand &o, Type t, int lane) -> uint64_t {
     switch (o.kind) {
       case Operand::Kind::kReg: return w.r(o.reg, lane) & width_mask(t);
@@ -634,8 +640,7 @@ bool Interpreter::smem_at_desc(uint64_t desc, int row, int k, size_t *addr) cons
   const uint64_t mode = desc >> 62;
   if (mode == 0) return false;  // the interleaved (unswizzled) layouts are not modelled
   const uint64_t width = mode == 1 ? 128 : mode == 2 ? 64 : 32;
-  uint64_t a = start + uint64_t(row / 8) * stride + uint64_t(row % 8) * width + uint64_t(k);
-  a ^= ((a >> 7) & (width / 16 - 1)) << 4;
+  const uint64_t a = swizzled(start + uint64_t(row / 8) * stride + uint64_t(row % 8) * width + uint64_t(k), width);
   if (a >= smem_.size()) return false;
   *addr = size_t(a);
   return true;
@@ -660,7 +665,7 @@ std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map,
         v = *reinterpret_cast<const uint8_t *>(src);
       }
       uint64_t a = uint64_t(dst) + uint64_t(r) * map.box[0] + c;
-      if (swz != 0) a ^= ((a >> 7) & (swz / 16 - 1)) << 4;
+      if (swz != 0) a = swizzled(a, swz);
       smem_[size_t(a)] = v;
     }
   return mbar_update(mbar, 0, -int64_t(bytes));
@@ -718,11 +723,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
 
 std::string Interpreter::step_hopper(Warp &w, const void *params) {
   const Instr &in = p_.code[w.pc];
-  auto active = [&](int lane) {
-    if (((w.mask >> lane) & 1) == 0) return false;
-    if (!in.guard.valid()) return true;
-    return (w.r(in.guard, lane) != 0) != in.guard_negated;
-  };
+  auto active = [&](int lane) { return w.active(in, lane); };
   auto u32 = [&](const Operand &o, int lane) -> uint64_t {
     return o.kind == Operand::Kind::kReg ? (w.r(o.reg, lane) & 0xffffffffu) : uint64_t(o.i) & 0xffffffffu;
   };
