@@ -157,8 +157,10 @@ Reg quad_half(Builder &b, Reg quad_col, int k) {
   return upper;
 }
 
-}  // namespace
-
+// A row's output as words of two bf16, transposed across the quad in groups of four: before, lane q holds
+// word q of chunks j .. j + 3 (words[j + c] = chunk j + c); after, words[j + c] holds word c of chunk j + q,
+// so each lane writes whole 16-byte chunks. Two exchange rounds (lane distance 2, then 1; `upper` holds
+// "quad_col has bit 2", then bit 1), each one SHFL and three SELPs per pair. The whole warp must take part.
 void emit_quad_transpose(Builder &b, std::vector<Reg> &words, const std::array<Reg, 2> &upper) {
   if (words.size() % kQuad != 0) throw std::logic_error("emit_quad_transpose: words come in groups of 4");
   constexpr std::array<int, 2> kDistances = {2, 1};
@@ -184,6 +186,8 @@ void emit_quad_transpose(Builder &b, std::vector<Reg> &words, const std::array<R
       }
   }
 }
+
+}  // namespace
 
 void emit_store_tile(Builder &b, const TileRows &t) {
   using P = Fp8AttentionParams;

@@ -54,11 +54,6 @@ struct TileRows {
   int chunks = 0;  // n8 chunks of O's columns
   std::function<Reg(int chunk, int row, int col)> o;
 };
-// A row's output as words of two bf16, transposed across the quad in groups of four: before, lane q holds
-// word q of chunks j .. j + 3 (words[j + c] = chunk j + c); after, words[j + c] holds word c of chunk j + q,
-// so each lane writes whole 16-byte chunks. Two exchange rounds (lane distance 2, then 1; `upper` holds
-// "quad_col has bit 2", then bit 1), each one SHFL and three SELPs per pair. The whole warp must take part.
-void emit_quad_transpose(Builder &b, std::vector<Reg> &words, const std::array<Reg, 2> &upper);
 // out = bf16(O * ((1 / l) * v_descale)) for the rows inside seqlen, in 16-byte chunks (every output row must
 // start on 16 bytes); lse = (m + log2 l) ln 2 where asked for.
 void emit_store_tile(Builder &b, const TileRows &t);
