@@ -306,6 +306,12 @@ def parser():
     return p
 
 
+def write_results(path, versions, records):
+    """The records file run_bench.sh collects (results_file.py wrap reads it)."""
+    with open(path, "w") as f:
+        json.dump({"tool": "bench/peers.py", "argv": sys.argv, "versions": versions, "records": records}, f, indent=1)
+
+
 def peer_impls(arg):
     """The peers this script runs out of --impls. run_bench.sh passes the same --impls to zyfa_bench and
     here, so zyfa_bench's own names are skipped; any other unknown name stops the script."""
@@ -321,8 +327,7 @@ def main():
     impls = peer_impls(args.impls)
     if not impls:
         print(f"peers.py: --impls={args.impls} names no peer of this script: nothing to run")
-        with open(args.json, "w") as f:
-            json.dump({"tool": "bench/peers.py", "argv": sys.argv, "versions": {}, "records": []}, f, indent=1)
+        write_results(args.json, {}, [])
         return
     if torch is None:
         sys.exit("peers.py: PyTorch is not installed")
@@ -344,8 +349,7 @@ def main():
             versions[package] = None
 
     def save():  # after every case, so that a timeout keeps what was measured
-        with open(args.json, "w") as f:
-            json.dump({"tool": "bench/peers.py", "argv": sys.argv, "versions": versions, "records": records}, f, indent=1)
+        write_results(args.json, versions, records)
 
     for family in args.families.split(","):
         for s in seqlens:

@@ -29,4 +29,3 @@ def test_flashinfer_refuses_batches():
 def test_flashinfer_missing_is_a_reason_not_a_crash():
     with pytest.raises(peers.Unsupported, match="flashinfer not installed in this call"):
         peers.make_call("flashinfer", META, TENSORS)
-
