@@ -82,7 +82,6 @@ void WgmmaEmitter::consumer_setup() {
   c8 = b.reg(Type::kF32, "c8");
   v_descale = b.reg(Type::kF32, "v_descale");
   for (int h = 0; h < 2; ++h) {
-    diag_limit[size_t(h)] = b.reg(Type::kS32, indexed("diag_limit", h));
     m[size_t(h)] = b.reg(Type::kF32, indexed("m", h));
     l[size_t(h)] = b.reg(Type::kF32, indexed("l", h));
     unscale[size_t(h)] = b.reg(Type::kF32, indexed("unscale", h));
@@ -154,7 +153,15 @@ void WgmmaEmitter::release(int which, Reg stage) {
 
 // ---- the softmax
 void WgmmaEmitter::mask_diagonal() {
-  // Key 8 i + 2 t + e of the tile's diagonal block survives iff it is <= the row: 8 i + e <= diag_limit.
+  // Key 8 i + 2 t + e of the tile's diagonal block survives iff it is <= the row: 8 i + e <= diag_limit =
+  // row - 2 t. Formed here, not per tile: the key loop has no register to spare.
+  std::array<Reg, 2> diag_limit;
+  const Reg two_col = b.temp(Type::kS32, "two_col");
+  b.shl(two_col, quad_col, imm(1));
+  for (int h = 0; h < 2; ++h) {
+    diag_limit[size_t(h)] = b.temp(Type::kS32, "diag_limit");
+    b.sub(diag_limit[size_t(h)], tile_row[size_t(h)], two_col);
+  }
   for (int i = 0; i < kChunks; ++i)
     for (int h = 0; h < 2; ++h)
       for (int e = 0; e < 2; ++e) {
@@ -165,32 +172,41 @@ void WgmmaEmitter::mask_diagonal() {
       }
 }
 
-void WgmmaEmitter::softmax(bool first_block) {
+WgmmaEmitter::BlockScale WgmmaEmitter::block_max(bool first_block) {
   const float tau = nx::lazy_rescale_threshold(/*fp8=*/true, variant.d_qk);
-  std::array<Reg, 2> need, alpha;
+  BlockScale scale;
   for (int h = 0; h < 2; ++h) {
     std::vector<Reg> row;
     for (int i = 0; i < kChunks; ++i)
       for (int e = 0; e < 2; ++e) row.push_back(s[size_t(reg_of(i, h, e))]);
-    const Reg bmax = emit_block_max(b, row, c);
+    scale.bmax[size_t(h)] = emit_block_max(b, row, c);
     // A tile's first block always takes a new reference max (m = -inf, O = 0).
     const Reg mh = m[size_t(h)];
     if (first_block) b.mov(mh, f32(-INFINITY));
-    need[size_t(h)] = emit_lazy_rescale(b, mh, bmax, tau, first_block ? nullptr : &alpha[size_t(h)]);
-    // Per-block scaling (numerics.h) and the block's P codes, in place.
-    if (variant.lean_p) {
-      const Reg offset = emit_lean_scale(b, mh, bmax, unscale[size_t(h)]);
-      for (const Reg x : row) emit_lean_code(b, x, x, c8, offset);
-    } else {
-      const Reg bias = emit_exact_scale(b, mh, bmax, unscale[size_t(h)]);
-      for (const Reg x : row) emit_exact_p(b, x, x, c, bias);
-    }
+    scale.need[size_t(h)] =
+        emit_lazy_rescale(b, mh, scale.bmax[size_t(h)], tau, first_block ? nullptr : &scale.alpha[size_t(h)]);
+  }
+  return scale;
+}
+
+// Per-block scaling (numerics.h), then the codes in place.
+void WgmmaEmitter::block_codes(const BlockScale &scale) {
+  for (int h = 0; h < 2; ++h) {
+    const Reg mh = m[size_t(h)], bmax = scale.bmax[size_t(h)], uh = unscale[size_t(h)];
+    const Reg offset = variant.lean_p ? emit_lean_scale(b, mh, bmax, uh) : emit_exact_scale(b, mh, bmax, uh);
+    for (int i = 0; i < kChunks; ++i)
+      for (int e = 0; e < 2; ++e) {
+        const Reg x = s[size_t(reg_of(i, h, e))];
+        if (variant.lean_p) emit_lean_code(b, x, x, c8, offset);
+        else emit_exact_p(b, x, x, c, offset);
+      }
   }
   pack_p();
-  if (first_block) return;  // O and l are still zero
-  // O and l scale only in warps where some row's reference moved (alpha = 1 elsewhere is exact).
+}
+
+void WgmmaEmitter::rescale_o(const BlockScale &scale) {
   const Reg either = b.temp(Type::kPred, "need_either");
-  b.or_(either, need[0], need[1]);
+  b.or_(either, scale.need[0], scale.need[1]);
   const Reg any = b.temp(Type::kPred, "need_any");
   b.vote_any(any, either);
   if_(any, false, [&] {
@@ -198,10 +214,17 @@ void WgmmaEmitter::softmax(bool first_block) {
       for (int h = 0; h < 2; ++h)
         for (int e = 0; e < 2; ++e) {
           const Reg r = o[size_t(reg_of(i, h, e))];
-          b.mul(r, r, alpha[size_t(h)]);
+          b.mul(r, r, scale.alpha[size_t(h)]);
         }
-    for (int h = 0; h < 2; ++h) b.mul(l[size_t(h)], l[size_t(h)], alpha[size_t(h)]);
+    for (int h = 0; h < 2; ++h) b.mul(l[size_t(h)], l[size_t(h)], scale.alpha[size_t(h)]);
   });
+}
+
+// The whole softmax of a block, after its P V (if any) is folded: scale, codes, then O's rescale.
+void WgmmaEmitter::softmax(bool first_block) {
+  const BlockScale scale = block_max(first_block);
+  block_codes(scale);
+  if (!first_block) rescale_o(scale);  // O and l are still zero after a first block
 }
 
 // O = O + unscale acc, l = l + unscale rowsum (numerics.h): one FFMA per element.
@@ -262,9 +285,6 @@ Reg WgmmaEmitter::split_p_lo(Reg p1, Reg p0, Reg hi) {
 // ---- one query tile
 void WgmmaEmitter::consumer_tile() {
   emit_score_constants(b, batch, kv_head, c, c8, v_descale);
-  const Reg two_col = b.temp(Type::kS32, "two_col");
-  b.shl(two_col, quad_col, imm(1));
-  for (int h = 0; h < 2; ++h) b.sub(diag_limit[size_t(h)], tile_row[size_t(h)], two_col);
   for (Reg r : o) b.mov(r, f32(0.0f));
   for (Reg r : l) b.mov(r, f32(0.0f));
 
@@ -325,20 +345,42 @@ void WgmmaEmitter::consumer_tile() {
     issue_pv();
     b.wgmma_wait(0);
     issue_scores();
+    pass_turn();
+    b.wgmma_wait(0);
+    scores_done();
+    pv_done();
+    // One basic block from the fold to the P codes, so that ptxas can fill the latencies of the row max
+    // (a tree and two shuffles) and of the lazy-rescale arithmetic with the fold's independent FFMAs: the
+    // diagonal mask goes before it and the rescale of O after it (it needs the fold, not the codes).
+    mask_if_diagonal(kb);
+    fold();
+    softmax(/*first_block=*/false);
   } else {
     issue_scores();
     issue_pv();
+    pass_turn();
+    // S_kb completes first (wgmma groups complete in order): its row max, lazy rescale and scale run while
+    // P_{kb-1} V is still in flight (they touch neither acc nor the P registers it reads). The codes, the
+    // fold and O's rescale wait for it. Only the max goes before the wait, not the codes: session 6 moved
+    // the whole softmax there (fp8-turn) and lost 1.5-3%, because the work before the wait outlasted P V and
+    // split the fold's FFMAs from the max's FMNMX chain that they had filled (bench/NOTES-fp8.md).
+    b.wgmma_wait(1);
+    scores_done();
+    mask_if_diagonal(kb);
+    const int max_start = b.new_label("BLOCK_MAX");
+    b.place(max_start);
+    const BlockScale scale = block_max(/*first_block=*/false);
+    // ptxas starts a wgmma wait's basic block with it and would sink the max below it. A branch back to
+    // BLOCK_MAX on kb > tile, which never holds here (the loop runs only while kb <= tile, and kb and tile
+    // are the same in every thread of the CTA, so all four warps reach the wait together), keeps the max
+    // above: m, which it writes, is read again at BLOCK_MAX.
+    b.bra_if(Cmp::kGt, Type::kS32, kb, tile, max_start, "kb_past_tile");
+    b.wgmma_wait(0);
+    pv_done();
+    fold();  // with the previous block's unscale, which block_codes then replaces
+    block_codes(scale);
+    rescale_o(scale);
   }
-  pass_turn();
-  b.wgmma_wait(0);
-  scores_done();
-  pv_done();
-  // One basic block from the fold to the P codes, so that ptxas can fill the latencies of the row max
-  // (a tree and two shuffles) and of the lazy-rescale arithmetic with the fold's independent FFMAs: the
-  // diagonal mask goes before it and the rescale of O after it (it needs the fold, not the codes).
-  mask_if_diagonal(kb);
-  fold();
-  softmax(/*first_block=*/false);
   b.add(kb, kb, imm(1));
   b.bra_if(Cmp::kLe, Type::kS32, kb, tile, key_loop, "more_keys");
 

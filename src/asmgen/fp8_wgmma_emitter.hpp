@@ -164,7 +164,6 @@ class WgmmaEmitter {
   Ring k_ring, vt_ring;
   Reg consumer_q_phase;          // parity of Q's barriers on the consumer side
   Reg c, c8, v_descale;
-  std::array<Reg, 2> diag_limit;  // the diagonal block keeps key 8 j + e (+ 2 quad_col) iff <= this
   std::array<Reg, kORegs> o;
   std::array<Reg, kAccRegs> acc;  // one block's P V; registers 64 and 66 are the rows' sums of P
   std::array<Reg, kScoreRegs> s;
@@ -182,6 +181,18 @@ class WgmmaEmitter {
   void pv(Reg vt_stage);
   void release(int which, Reg stage);
   void mask_diagonal();
+  // One key block's softmax in two halves. block_max: the rows' block max and the lazy rescale (m moves); it
+  // reads only S, so it may run while P V is in flight. block_codes: the block's scale (into unscale, so
+  // after the fold of the previous block), the P codes from S in place and their packing into pk, which the
+  // previous P V reads.
+  struct BlockScale {
+    std::array<Reg, 2> bmax;         // c * the block's max score, per row
+    std::array<Reg, 2> need, alpha;  // alpha only after a tile's first block (O and l are zero before)
+  };
+  BlockScale block_max(bool first_block);
+  void block_codes(const BlockScale &scale);
+  // O and l times alpha, in warps where some row's reference moved (alpha = 1 elsewhere is exact).
+  void rescale_o(const BlockScale &scale);
   void softmax(bool first_block);
   void fold();
   void pack_p();
