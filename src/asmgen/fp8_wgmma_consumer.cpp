@@ -166,7 +166,6 @@ void WgmmaEmitter::mask_diagonal() {
 }
 
 void WgmmaEmitter::softmax(bool first_block) {
-  const float tau = nx::lazy_rescale_threshold(/*fp8=*/true, variant.d_qk);
   std::array<Reg, 2> need, alpha;
   for (int h = 0; h < 2; ++h) {
     std::vector<Reg> row;
@@ -176,7 +175,7 @@ void WgmmaEmitter::softmax(bool first_block) {
     // A tile's first block always takes a new reference max (m = -inf, O = 0).
     const Reg mh = m[size_t(h)];
     if (first_block) b.mov(mh, f32(-INFINITY));
-    need[size_t(h)] = emit_lazy_rescale(b, mh, bmax, tau, first_block ? nullptr : &alpha[size_t(h)]);
+    need[size_t(h)] = emit_lazy_rescale(b, mh, bmax, first_block ? nullptr : &alpha[size_t(h)]);
     // Per-block scaling (numerics.h) and the block's P codes, in place.
     if (variant.lean_p) {
       const Reg offset = emit_lean_scale(b, mh, bmax, unscale[size_t(h)]);

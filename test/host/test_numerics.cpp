@@ -226,7 +226,7 @@ TEST(Fp8Scaling, BlockShiftPutsTheBlockMaxInTheHeadroomBinade) {
   EXPECT_LE(top_code, 0x7e);
   EXPECT_LT(kMaxBlockShift + h, 126);
   std::mt19937 rng(13);
-  std::uniform_real_distribution<float> below(-40.0f, kLazyRescaleFp8);
+  std::uniform_real_distribution<float> below(-40.0f, kLazyRescaleThreshold);
   for (int i = 0; i < 100000; ++i) {
     const float m = 8.375f, bmax = m + below(rng);
     const int shift = fp8_block_shift(m, bmax);
@@ -237,11 +237,7 @@ TEST(Fp8Scaling, BlockShiftPutsTheBlockMaxInTheHeadroomBinade) {
   }
 }
 
-TEST(Recurrence, ThresholdsAndPModeFollowZyfa) {
-  EXPECT_EQ(lazy_rescale_threshold(true, 128), 0.125f);
-  EXPECT_EQ(lazy_rescale_threshold(true, 192), 0.125f);
-  EXPECT_EQ(lazy_rescale_threshold(false, 128), 0.5f);
-  EXPECT_EQ(lazy_rescale_threshold(false, 192), 8.0f);
+TEST(Recurrence, DefaultPRoundingFollowsZyfa) {
   EXPECT_TRUE(uses_lean_p(128));
   EXPECT_FALSE(uses_lean_p(192));
 }
