@@ -84,7 +84,7 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
 // A block max within tau above the reference must not push the top code past the largest finite code.
-static_assert(kLazyRescaleThreshold <= kFp8HeadroomBinades, "the FP8 block shift must stay >= 0 (2^-shift <= 1)");
+static_assert(kLazyRescaleThreshold <= kFp8HeadroomBinades, "a block max within tau of the reference must keep the FP8 block shift near or above 0");
 // The default P rounding (ZYFA_P_ROUNDING_DEFAULT): lean P (codes from one multiply-add) at d = 128, exact
 // P (an exponential) at d_qk = 192. A descriptor may ask for exact P at d = 128 (Problem::lean_p).
 ZYFA_HD bool uses_lean_p(int d_qk) { return d_qk == 128; }
@@ -159,13 +159,15 @@ inline int lean_p_code_host(float s, float c8, float offset) {
 ZYFA_HD float fp8_reference_max(float bmax) {
   return std::ceil(bmax * float(kE4m3CodesPerBinade)) / float(kE4m3CodesPerBinade);
 }
-// Per-block shift (an integer number of binades, in [kFp8HeadroomBinades - 1, kMaxBlockShift +
-// kFp8HeadroomBinades]) for a block whose max is bmax under reference m.
+// Per-block shift (an integer number of binades, at most kMaxBlockShift + kFp8HeadroomBinades) for a block
+// whose max is bmax under reference m.
 ZYFA_HD int fp8_block_shift(float m, float bmax) {
   const float f = std::floor(m - bmax);
-  // Lazy rescaling keeps bmax <= m + tau, so f >= -tau for finite scores. Non-finite ones (NaN, infinities)
-  // take the clamps too: converting them to int is undefined in C++ (INT_MIN on x86, 0 on the GPU).
-  constexpr float kLowest = -kLazyRescaleThreshold;
+  // Lazy rescaling keeps bmax <= fl(m + tau): f >= -tau, or a few binades less where m is so large that
+  // m + tau rounds up (|m| >= 2^20). The emitted kernels clamp only from above, so neither may this for
+  // finite scores; the lower bound, kMaxBlockShift binades below zero, is reached only by non-finite ones
+  // (NaN and infinities take the clamps: converting them to int is undefined in C++).
+  constexpr float kLowest = -float(kMaxBlockShift);
   const int shift = f >= kLowest && f < float(kMaxBlockShift) ? int(f) : (f < kLowest ? int(kLowest) : kMaxBlockShift);
   return shift + kFp8HeadroomBinades;
 }

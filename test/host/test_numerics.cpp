@@ -170,7 +170,12 @@ TEST(LeanP, NonFiniteAndHugeScoresStayValidCodes) {
   EXPECT_EQ(lean_p_code_host(INFINITY, 8.0f, 56.0f), kE4m3MaxFiniteCode);
   EXPECT_EQ(lean_p_code_host(1e30f, 8.0f, 56.0f), kE4m3MaxFiniteCode);
   EXPECT_EQ(fp8_block_shift(0.0f, std::nanf("")), kMaxBlockShift + kFp8HeadroomBinades);
-  EXPECT_EQ(fp8_block_shift(0.0f, INFINITY), -int(kLazyRescaleThreshold) + kFp8HeadroomBinades);
+  EXPECT_EQ(fp8_block_shift(0.0f, INFINITY), -kMaxBlockShift + kFp8HeadroomBinades);
+  // Where m + tau rounds up (|m| >= 2^20), a block max can pass m by more than tau without a rescale: the
+  // shift follows floor(m - bmax) down, as the emitted kernels' (which clamp only from above) does.
+  const float big_m = 2097151.875f, big_bmax = big_m + kLazyRescaleThreshold;  // rounds up to 2097160
+  ASSERT_FALSE(big_bmax > big_m + kLazyRescaleThreshold);
+  EXPECT_EQ(fp8_block_shift(big_m, big_bmax), int(std::floor(big_m - big_bmax)) + kFp8HeadroomBinades);
   EXPECT_EQ(fp8_block_shift(0.0f, -INFINITY), kMaxBlockShift + kFp8HeadroomBinades);
 }
 
