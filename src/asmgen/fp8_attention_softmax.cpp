@@ -38,14 +38,13 @@ void Emitter::mask_diagonal() {
 }
 
 void Emitter::block_max_and_rescale() {
-  const float tau = nx::lazy_rescale_threshold(/*fp8=*/true, variant.d_qk);
   std::array<Reg, 2> need, alpha, bmax;
   for (int r = 0; r < 2; ++r) {
     std::vector<Reg> row;
     for (int j = 0; j < kScoreTiles; ++j)
       for (int e = 0; e < 2; ++e) row.push_back(s[size_t(j)][size_t(2 * r + e)]);
     bmax[size_t(r)] = emit_block_max(b, row, c);
-    need[size_t(r)] = emit_lazy_rescale(b, m[size_t(r)], bmax[size_t(r)], tau, &alpha[size_t(r)]);
+    need[size_t(r)] = emit_lazy_rescale(b, m[size_t(r)], bmax[size_t(r)], &alpha[size_t(r)]);
   }
   // O and l scale only in warps where some row moved (alpha = 1 elsewhere is exact): a warp-uniform branch.
   const Reg either = b.temp(Type::kPred, "need_either");

@@ -31,9 +31,9 @@ void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()>
 // bmax = c * max(scores), the max taken over the thread's scores (a tree, for independent FMNMX) and then
 // over the four lanes of its quad, which hold the rest of the row. A new f32 register.
 Reg emit_block_max(Builder &b, const std::vector<Reg> &scores, Reg c);
-// The lazy rescale: need = bmax > m + tau; then m = ceil(8 bmax) / 8 (8 m stays an integer code offset)
-// where need. With `alpha`, also *alpha = need ? 2^(m_old - m_new) : 1 (a new register). Returns need.
-Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, float tau, Reg *alpha);
+// The lazy rescale: need = bmax > m + tau (numerics::kLazyRescaleThreshold); then m = ceil(8 bmax) / 8
+// (8 m stays an integer code offset) where need. With `alpha`, also *alpha = need ? 2^(m_old - m_new) : 1 (a new register). Returns need.
+Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, Reg *alpha);
 // Lean P's per-block scale: shift = min(floor(m - bmax), kMaxBlockShift) + H, unscale = 2^-shift (built
 // from its exponent, exact). Returns the code offset 56 + 8 shift - 8 m plus kRoundMagic (a new register).
 Reg emit_lean_scale(Builder &b, Reg m, Reg bmax, Reg unscale);

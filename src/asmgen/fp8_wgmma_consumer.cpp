@@ -173,7 +173,6 @@ void WgmmaEmitter::mask_diagonal() {
 }
 
 WgmmaEmitter::BlockScale WgmmaEmitter::block_max(bool first_block) {
-  const float tau = nx::lazy_rescale_threshold(/*fp8=*/true, variant.d_qk);
   BlockScale scale;
   for (int h = 0; h < 2; ++h) {
     std::vector<Reg> row;
@@ -184,7 +183,7 @@ WgmmaEmitter::BlockScale WgmmaEmitter::block_max(bool first_block) {
     const Reg mh = m[size_t(h)];
     if (first_block) b.mov(mh, f32(-INFINITY));
     scale.need[size_t(h)] =
-        emit_lazy_rescale(b, mh, scale.bmax[size_t(h)], tau, first_block ? nullptr : &scale.alpha[size_t(h)]);
+        emit_lazy_rescale(b, mh, scale.bmax[size_t(h)], first_block ? nullptr : &scale.alpha[size_t(h)]);
   }
   return scale;
 }

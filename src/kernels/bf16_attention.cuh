@@ -243,9 +243,6 @@ __device__ __forceinline__ void quad_transpose(uint32_t (&w)[kChunks], int lane)
 template <class Shape>
 struct Consumer {
   using Storage = SharedStorage<Shape>;
-  static constexpr float kTau = nx::kLazyRescaleBf16D128 * (Shape::kHeadDimQK == 128) +
-                                nx::kLazyRescaleBf16D192 * (Shape::kHeadDimQK != 128);
-  static_assert(Shape::kHeadDimQK == 128 || Shape::kHeadDimQK == 192, "tau is chosen per head dim");
   // Named barriers 1 and 2 (0 is __syncthreads): barrier 1 + w opens consumer w's turn at the tensor cores.
   static constexpr uint32_t kFirstTurnBarrier = 1;
   static constexpr uint32_t kTurnThreads = 2 * hw::kWarpgroupThreads;
@@ -353,7 +350,7 @@ struct Consumer {
       for (int ch = 0; ch < kChunks; ++ch) mx = fmaxf(mx, fmaxf(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]));
       const float bmax = c * quad_max(mx);
       alpha[h] = 1.0f;
-      if (m[h] == -INFINITY || bmax > m[h] + kTau) {
+      if (m[h] == -INFINITY || bmax > m[h] + nx::kLazyRescaleThreshold) {
         alpha[h] = exp2_approx(m[h] - bmax);
         m[h] = bmax;
       }

@@ -184,7 +184,6 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
   const int g = lane / 4, tig = lane % 4;  // the MMA's "groupID" and "threadID_in_group"
   const int64_t kv_head = h / (p.nheads / p.nheads_k);
   const int64_t row0 = tile * nx::kQueryTile;
-  const float tau = nx::lazy_rescale_threshold(kFp8, kDqk);
 
   // c = softmax_scale * log2(e) [* q_descale * k_descale], in this order (numerics.h).
   float c = p.softmax_scale * nx::kLog2e;
@@ -261,10 +260,10 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
       bmax[r] = c * mx;
     }
 
-    // ---- lazy rescale: only when the block max passes the reference by more than tau.
+    // ---- lazy rescale: only when the block max passes the reference by more than numerics' threshold.
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      if (st.m[r] == -INFINITY || bmax[r] > st.m[r] + tau) {
+      if (st.m[r] == -INFINITY || bmax[r] > st.m[r] + nx::kLazyRescaleThreshold) {
         const float m_new = kFp8 ? nx::fp8_reference_max(bmax[r]) : bmax[r];
         const float alpha = exp2f(st.m[r] - m_new);
         st.l[r] *= alpha;

@@ -38,7 +38,6 @@ float raw_input(const Problem &p, const TensorRef &t, int64_t b, int64_t s, int6
 // What stays fixed for one (batch, kv head): the scale c of numerics.h and the recurrence's choices.
 struct HeadConstants {
   float c;          // base-2 score scale: softmax_scale * log2(e) [* q_descale * k_descale]
-  float tau;        // lazy rescale threshold
   float v_descale;  // FP8 only
   bool fp8;
   bool lean_p;
@@ -50,7 +49,6 @@ HeadConstants head_constants(const Problem &p, int64_t b, int64_t hk) {
   k.fp8 = p.fp8();
   k.lean_p = k.fp8 && p.lean_p;  // validation resolved the descriptor's p_rounding
   k.split_p = k.fp8 && p.split_p;
-  k.tau = nx::lazy_rescale_threshold(k.fp8, int(p.d_qk));
   k.c = p.softmax_scale * nx::kLog2e;
   if (k.fp8) {
     k.c = k.c * p.q_descale.host_value(b, hk);
@@ -94,7 +92,7 @@ void add_scaled(float *dst, const float *v_row, float p, int64_t n) {
 }
 
 void lazy_rescale(Row &row, float bmax, const HeadConstants &k, int64_t d_v) {
-  if (!(row.m == -INFINITY || bmax > row.m + k.tau)) return;
+  if (!(row.m == -INFINITY || bmax > row.m + nx::kLazyRescaleThreshold)) return;
   const float m_new = k.fp8 ? nx::fp8_reference_max(bmax) : bmax;
   const float alpha = std::exp2(row.m - m_new);
   for (int64_t d = 0; d < d_v; ++d) row.o[d] *= alpha;

@@ -170,7 +170,12 @@ TEST(LeanP, NonFiniteAndHugeScoresStayValidCodes) {
   EXPECT_EQ(lean_p_code_host(INFINITY, 8.0f, 56.0f), kE4m3MaxFiniteCode);
   EXPECT_EQ(lean_p_code_host(1e30f, 8.0f, 56.0f), kE4m3MaxFiniteCode);
   EXPECT_EQ(fp8_block_shift(0.0f, std::nanf("")), kMaxBlockShift + kFp8HeadroomBinades);
-  EXPECT_EQ(fp8_block_shift(0.0f, INFINITY), -1 + kFp8HeadroomBinades);
+  EXPECT_EQ(fp8_block_shift(0.0f, INFINITY), -kMaxBlockShift + kFp8HeadroomBinades);
+  // Where m + tau rounds up (|m| >= 2^20), a block max can pass m by more than tau without a rescale: the
+  // shift follows floor(m - bmax) down, as the emitted kernels' (which clamp only from above) does.
+  const float big_m = 2097151.875f, big_bmax = big_m + kLazyRescaleThreshold;  // rounds up to 2097160
+  ASSERT_FALSE(big_bmax > big_m + kLazyRescaleThreshold);
+  EXPECT_EQ(fp8_block_shift(big_m, big_bmax), int(std::floor(big_m - big_bmax)) + kFp8HeadroomBinades);
   EXPECT_EQ(fp8_block_shift(0.0f, -INFINITY), kMaxBlockShift + kFp8HeadroomBinades);
 }
 
@@ -226,7 +231,7 @@ TEST(Fp8Scaling, BlockShiftPutsTheBlockMaxInTheHeadroomBinade) {
   EXPECT_LE(top_code, 0x7e);
   EXPECT_LT(kMaxBlockShift + h, 126);
   std::mt19937 rng(13);
-  std::uniform_real_distribution<float> below(-40.0f, kLazyRescaleFp8);
+  std::uniform_real_distribution<float> below(-40.0f, kLazyRescaleThreshold);
   for (int i = 0; i < 100000; ++i) {
     const float m = 8.375f, bmax = m + below(rng);
     const int shift = fp8_block_shift(m, bmax);
@@ -237,11 +242,7 @@ TEST(Fp8Scaling, BlockShiftPutsTheBlockMaxInTheHeadroomBinade) {
   }
 }
 
-TEST(Recurrence, ThresholdsAndPModeFollowZyfa) {
-  EXPECT_EQ(lazy_rescale_threshold(true, 128), 0.125f);
-  EXPECT_EQ(lazy_rescale_threshold(true, 192), 0.125f);
-  EXPECT_EQ(lazy_rescale_threshold(false, 128), 0.5f);
-  EXPECT_EQ(lazy_rescale_threshold(false, 192), 8.0f);
+TEST(Recurrence, DefaultPRoundingFollowsZyfa) {
   EXPECT_TRUE(uses_lean_p(128));
   EXPECT_FALSE(uses_lean_p(192));
 }
