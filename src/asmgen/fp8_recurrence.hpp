@@ -32,7 +32,8 @@ void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()>
 // over the four lanes of its quad, which hold the rest of the row. A new f32 register.
 Reg emit_block_max(Builder &b, const std::vector<Reg> &scores, Reg c);
 // The lazy rescale: need = bmax > m + tau (numerics::kLazyRescaleThreshold); then m = ceil(8 bmax) / 8
-// (8 m stays an integer code offset) where need. With `alpha`, also *alpha = need ? 2^(m_old - m_new) : 1 (a new register). Returns need.
+// (8 m stays an integer code offset) where need. With `alpha`, also *alpha = need ? 2^(m_old - m_new) : 1
+// (a new register). Returns need.
 Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, Reg *alpha);
 // Lean P's per-block scale: shift = min(floor(m - bmax), kMaxBlockShift) + H, unscale = 2^-shift (built
 // from its exponent, exact). Returns the code offset 56 + 8 shift - 8 m plus kRoundMagic (a new register).

@@ -84,7 +84,8 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
 // A block max within tau above the reference must not push the top code past the largest finite code.
-static_assert(kLazyRescaleThreshold <= kFp8HeadroomBinades, "a block max within tau of the reference must keep the FP8 block shift near or above 0");
+static_assert(kLazyRescaleThreshold <= kFp8HeadroomBinades,
+              "a block max within tau of the reference must keep the FP8 block shift near or above 0");
 // The default P rounding (ZYFA_P_ROUNDING_DEFAULT): lean P (codes from one multiply-add) at d = 128, exact
 // P (an exponential) at d_qk = 192. A descriptor may ask for exact P at d = 128 (Problem::lean_p).
 ZYFA_HD bool uses_lean_p(int d_qk) { return d_qk == 128; }
