@@ -8,7 +8,8 @@
          parts: [{part, command, clocks_before, clocks_after, ...}], records: [...]}. With --base, an
          earlier results file's parts and records come first, and each of its records that a new record
          measures again (same identity: record_key) is dropped: a session that re-measures some shapes
-         keeps one file with every shape.
+         keeps one file with every shape. Among the parts, too, a later part's record replaces an
+         earlier one's.
 
 The schema of a record (other tools read it; keep it stable): impl (zyfa | cudnn | fa3 | flashinfer |
 torch-flash | torch-cudnn), dtype (bf16 | fp8), d_qk, d_v, batch, seqlen, nheads, nheads_k, inputs
@@ -178,6 +179,22 @@ def recover(args):
     print(f"{args.out}: {len(records)} records recovered")
 
 
+def latest_per_key(records):
+    """One record per identity (record_key): a later part's measurement replaces an earlier part's."""
+    latest = {}
+    for r in records:
+        latest.pop(record_key(r), None)
+        latest[record_key(r)] = r
+    return list(latest.values())
+
+
+def dropped(record, drop):
+    """Whether --drop IMPL/DTYPE[/P_ROUNDING] names this record."""
+    impl, dtype, *p_rounding = drop
+    return (record["impl"], record["dtype"]) == (impl, dtype) and (
+        not p_rounding or record.get("p_rounding") == p_rounding[0])
+
+
 def merge(args):
     parts = []
     for path in args.parts:
@@ -191,15 +208,16 @@ def merge(args):
            "driver": smi[1] if len(smi) > 1 else "?", "cuda": env.get("cuda_driver_version"),
            "nvcc": env.get("nvcc"), "cudnn": env.get("cudnn"), "torch": env.get("torch"),
            "parts": [{k: v for k, v in p.items() if k != "records"} for p in parts],
-           "records": [dict({"git_commit": p["git_commit"]}, **r) for p in parts for r in p["records"]]}
+           "records": latest_per_key(dict({"git_commit": p["git_commit"]}, **r) for p in parts for r in p["records"])}
     commits = {p["git_commit"] for p in parts}
     if args.base:
         with open(args.base) as f:
             base = json.load(f)
         fresh = {record_key(r) for r in out["records"]}
-        # --drop IMPL/DTYPE: the base's records of a kernel that no longer runs (superseded, not re-measured).
-        dropped = {tuple(d.split("/")) for d in (args.drop or [])}
-        kept = [r for r in base["records"] if record_key(r) not in fresh and (r["impl"], r["dtype"]) not in dropped]
+        # --drop IMPL/DTYPE[/P_ROUNDING]: the base's records of a kernel that no longer runs (superseded, not
+        # re-measured); with P_ROUNDING, only its runs with that explicit P rounding.
+        drops = [tuple(d.split("/")) for d in (args.drop or [])]
+        kept = [r for r in base["records"] if record_key(r) not in fresh and not any(dropped(r, d) for d in drops)]
         out["records"] = kept + out["records"]
         out["parts"] = base["parts"] + out["parts"]
         commits |= set(base.get("git_commits", [base["git_commit"]]))
@@ -239,8 +257,9 @@ def main():
     m.add_argument("--date", required=True)
     m.add_argument("--out", required=True)
     m.add_argument("--base", help="an earlier results file whose records the parts extend or replace")
-    m.add_argument("--drop", action="append", metavar="IMPL/DTYPE",
-                   help="leave out the base's records of this kernel (it has been replaced); repeatable")
+    m.add_argument("--drop", action="append", metavar="IMPL/DTYPE[/P_ROUNDING]",
+                   help="leave out the base's records of this kernel (it has been replaced), or only its runs "
+                        "with this explicit P rounding; repeatable")
     m.add_argument("parts", nargs="+")
     args = p.parse_args()
     {"wrap": wrap, "recover": recover, "merge": merge}[args.cmd](args)

@@ -98,15 +98,20 @@ def write_part(path, records, commit="abc"):
                                 "environment": {"nvidia_smi": "NVIDIA H200, 580, 141 GB, 700 W"}, "records": records}))
 
 
-def merge(tmp_path, base_records, part_records):
+def merge(tmp_path, base_records, part_records, *extra_parts, drop=()):
     base_part, part, base, out = (tmp_path / n for n in ("base-part.json", "part.json", "base.json", "out.json"))
     write_part(base_part, base_records)
     write_part(part, part_records)
+    extra = []
+    for i, records in enumerate(extra_parts):
+        extra.append(tmp_path / f"extra-{i}.json")
+        write_part(extra[-1], records, commit=f"later{i}")
     results = os.path.join(BENCH, "results_file.py")
     subprocess.run([sys.executable, results, "merge", "--date", "2026-12-01", "--out", str(base), str(base_part)],
                    check=True, capture_output=True)
+    drops = [a for d in drop for a in ("--drop", d)]
     subprocess.run([sys.executable, results, "merge", "--date", "2026-12-02", "--out", str(out), "--base", str(base),
-                    str(part)], check=True, capture_output=True)
+                    *drops, str(part), *map(str, extra)], check=True, capture_output=True)
     return json.loads(out.read_text())["records"]
 
 
@@ -118,6 +123,19 @@ def test_merge_base_keeps_the_default_run_beside_an_exact_p_run(tmp_path):
 def test_merge_base_replaces_only_the_same_p_rounding(tmp_path):
     merged = merge(tmp_path, [acc("zyfa", 2.7e-2), acc("zyfa", 2.0e-2, "exact")], [acc("zyfa", 1.9e-2, "exact")])
     assert sorted((r.get("p_rounding") or "", r["rel_rms_err"]) for r in merged) == [("", 2.7e-2), ("exact", 1.9e-2)]
+
+
+def test_merge_a_later_part_replaces_an_earlier_parts_record(tmp_path):
+    merged = merge(tmp_path, [], [acc("cudnn", 2.7e-2), acc("zyfa", 1.7e-2)], [acc("zyfa", 6.3e-3)])
+    assert sorted((r["impl"], r["rel_rms_err"], r["git_commit"]) for r in merged) == [
+        ("cudnn", 2.7e-2, "abc"), ("zyfa", 6.3e-3, "later0")]
+
+
+def test_merge_drop_with_a_p_rounding_leaves_the_other_runs(tmp_path):
+    merged = merge(tmp_path, [acc("zyfa", 2.7e-2), acc("zyfa", 2.0e-2, "lean"), acc("zyfa", 1.9e-2, "exact")],
+                   [acc("cudnn", 3e-2)], drop=["zyfa/fp8/lean"])
+    assert sorted((r["impl"], r.get("p_rounding") or "") for r in merged) == [
+        ("cudnn", ""), ("zyfa", ""), ("zyfa", "exact")]
 
 
 def test_record_key_and_schema():
