@@ -7,6 +7,7 @@
 #include "asmgen/fp8_kernel_params.h"
 #include "kernels/job.h"
 #include "kernels/numerics.h"
+#include "kernels/out_chunk.h"
 
 namespace zyfa::asmgen {
 
@@ -146,7 +147,6 @@ void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias) {
 namespace {
 
 constexpr int kQuad = 4;  // the lanes that hold one accumulator row
-constexpr int kOutChunkBytes = 16;  // 8 bf16: one st.global.v4.b32
 
 // Whether the lane's quad_col has bit `k`: the upper half of its exchange pairs at lane distance k.
 Reg quad_half(Builder &b, Reg quad_col, int k) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/numerics.h"
+#include "kernels/out_chunk.h"
 #include "zyfa/zyfa.h"
 
 namespace zyfa {
@@ -53,11 +54,6 @@ struct Descale {
     return ptr ? ptr[b * batch_stride + hk * head_stride] : value;
   }
 };
-
-// The Hopper kernels' epilogues write each output row in 16-byte chunks of 8 bf16 (a 4-byte word per lane
-// measured 0.93x at 2K, bench/NOTES-bf16.md "16-byte epilogue stores"); validation asks the same of every tensor.
-constexpr int64_t kOutChunkBytes = 16;
-constexpr int64_t kOutChunkElems = kOutChunkBytes / 2;
 
 struct Problem {
   zyfa_dtype dtype = ZYFA_DTYPE_BF16;
