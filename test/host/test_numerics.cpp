@@ -2,6 +2,7 @@
 // independent oracles: bit patterns, brute-force nearest values, and the GPU's own formulas.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -155,13 +156,32 @@ TEST(LeanP, ByteOneOfTheFfmaIsTheFlooredCode) {
 // The block max lands on kLeanPTopCode whatever its value, and no score of the block above it.
 TEST(LeanP, TheBlockMaxGetsTheTopCode) {
   std::mt19937 rng(17);
-  std::uniform_real_distribution<float> smax(-2000.0f, 2000.0f), scale(0.001f, 0.2f), below(0.0f, 50.0f);
+  // Block maxes up to fuzz_attention's sane score range, 2^16 binades.
+  std::uniform_real_distribution<float> smax(-2000.0f, 2000.0f), scale(0.001f, 32.0f), below(0.0f, 50.0f);
   for (int i = 0; i < 100000; ++i) {
     const float c = scale(rng), c8 = 8.0f * c, top = smax(rng), bmax = c * top;
     const float offset = fp8_lean_p_offset(bmax);
     ASSERT_EQ(lean_p_code_host(top, c8, offset), kLeanPTopCode) << top << " " << c;
     ASSERT_LE(lean_p_code_host(top - below(rng), c8, offset), kLeanPTopCode) << top << " " << c;
   }
+}
+
+// The GPU's form, written out: PTX max.f32 (the non-NaN operand, so NaN gives magic), then byte 1 of the bits;
+// against the floor of y - magic across the codes, their edges, and what lies below and above them.
+TEST(LeanP, HostCodeIsTheGpuFormOverEverySum) {
+  auto gpu_form = [](float y) {
+    const float clamped = std::isnan(y) ? kLeanRoundMagic : std::max(y, kLeanRoundMagic);
+    return int((float_bits(clamped) >> 8) & 0xffu);
+  };
+  // Every float from 4 codes below the magic to 130 above (their quantum is 1/256 of a code).
+  for (int i = -4 * 256; i < 130 * 256; ++i) {
+    const float y = kLeanRoundMagic + float(i) / 256.0f;
+    const int code = lean_p_code_host(y, 1.0f, 0.0f);
+    ASSERT_EQ(code, gpu_form(y)) << y;
+    ASSERT_EQ(code, y > kLeanRoundMagic ? int(std::floor(double(y) - kLeanRoundMagic)) : 0) << y;
+  }
+  for (float y : {std::nanf(""), -INFINITY, INFINITY, 0.0f, -1e30f, 1e30f})
+    EXPECT_EQ(lean_p_code_host(y, 1.0f, 0.0f), gpu_form(y)) << y;
 }
 
 // A sum just below a whole code, 119 - 2^-24, rounds once (in the FFMA, to 1/256 of a code) up to 119; a sum
@@ -229,6 +249,8 @@ TEST(Fp8Scaling, UnscaleFoldsTheTopBinadeBack) {
     // Far below the row max the exponent clamps, so the unscale stays a normal float.
     EXPECT_EQ(fp8_unscale_log2(4.0f, -1000.0f, lean), -float(kMaxBlockShift + kFp8HeadroomBinades));
     EXPECT_LT(kMaxBlockShift + kFp8HeadroomBinades, 126);
+    // A NaN difference (a row of NaN scores) clamps too, as the kernels' max.f32 does.
+    EXPECT_EQ(fp8_unscale_log2(4.0f, std::nanf(""), lean), -float(kMaxBlockShift + kFp8HeadroomBinades));
   }
 }
 

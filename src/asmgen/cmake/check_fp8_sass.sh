@@ -17,8 +17,8 @@ if [[ ! -x "$cuobjdump" ]]; then
 fi
 export PATH="$(dirname "$cuobjdump"):$PATH"  # nvdisasm sits beside it
 dir=$(dirname "$manifest")
-# Exponentials a lean-P key loop may still take, per row of the thread: alpha of the lazy rescale and the
-# block's unscale 2^((bmax - m) - G) (numerics.h), none per score.
+# Exponentials a lean-P key loop may still take per thread: for each of its two rows, alpha of the lazy rescale
+# and the block's unscale 2^((bmax - m) - G) (numerics.h); none per score.
 readonly kLeanExpPerBlock=4
 # Pairs of P a thread holds per key block (64 scores), and the wgmma schedule's P V QGMMAs per chain
 # (m64n136k32: 128 keys / 32).
