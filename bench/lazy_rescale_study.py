@@ -8,9 +8,10 @@ warp rescale O, on the benchmark's own inputs.
 The kernels keep a reference max m per row and rescale O and l by alpha = 2^(m - m_new) only when a key
 block's max bmax exceeds m + tau. The rescale is 66 FMULs per thread, taken by a whole warp (16 query rows)
 when any of its rows needs it (a warp vote), and it sits in the softmax phase that the other warpgroup's
-products must hide. A larger tau rescales less often; P then reaches 2^tau before its rounding, which bf16 and
-the FP8 per-block scaling (shift = floor(m - bmax) + H, so the block's top code stays in (112, 120]) both take
-without loss, and O and l stay far from fp32's range.
+products must hide. A larger tau rescales less often; P then reaches 2^tau before its rounding, which bf16 takes
+without loss, FP8 P is scaled from each block's own max (numerics.h; the threshold moves only its unscale),
+and O and l stay far from fp32's range. (Until 2026-11-30 lean P's codes were anchored at m, and a larger tau
+did cost them accuracy: bench/NOTES-fp8.md, "Lean P anchored at each block's own max".)
 
 The inputs come from zyfa_bench --mode=dump (the generator the benchmarks and the accuracy study share), so
 the counts are those of the benchmark's cases. For a few query heads per case, every query tile's scores

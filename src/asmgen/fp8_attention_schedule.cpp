@@ -8,9 +8,9 @@
 //         cp.async of block kb + 1 (unless kb is the diagonal block): in flight during the rest
 //         S = Q K^T (mma.sync, e4m3 values as f16)
 //         diagonal block only: causal and seqlen mask
-//         block max, lazy rescale, per-block shift, P codes (lean or exact)
+//         block max, lazy rescale, per-block scale, P codes (lean or exact)
 //         per half of the output columns: acc = P V (and rowsum = P 1) in fresh accumulators, then
-//           O = O + 2^-shift acc, l = l + 2^-shift rowsum
+//           O = O + unscale acc, l = l + unscale rowsum
 //       epilogue: out = bf16(O * ((1 / l) * v_descale)), lse
 //
 // The mma.sync schedule: register-level mma.sync, cp.async staging, no warp specialization, any strides.

@@ -1,7 +1,7 @@
 // The softmax recurrence of src/kernels/numerics.h for the thread's two rows, step by step in its order:
-// diagonal mask, block max, lazy rescale (reference max rounded up to 1/8), per-block shift, P codes
+// diagonal mask, block max, lazy rescale (reference max rounded up to 1/8), per-block scale, P codes
 // (lean: one FFMA + one FMNMX per score and a PRMT per pair; exact: FFMA, EX2 and F2FP), and the fold of
-// the block's accumulator, O = O * alpha + 2^-shift acc.
+// the block's accumulator, O = O * alpha + unscale acc.
 #include <cmath>
 
 #include "asmgen/fp8_attention_emitter.hpp"
@@ -12,8 +12,9 @@ namespace {
 
 // Row r of the thread owns accumulator elements 2r and 2r + 1 of every n8 tile.
 constexpr int row_of(int element) { return element / 2; }
-// prmt selector {a.byte0, b.byte0, a.byte0, a.byte0}: two codes side by side in the low half.
-constexpr int kLowBytesOfTwo = 0x0040;
+// prmt selector {a.byte1, b.byte1, a.byte0, a.byte0}: two lean codes (byte 1 of each, numerics.h's
+// kLeanRoundMagic) side by side in the low half.
+constexpr int kCodeBytesOfTwo = 0x0051;
 
 }  // namespace
 
@@ -61,8 +62,8 @@ void Emitter::block_max_and_rescale() {
   for (int r = 0; r < 2; ++r) b.mul(l[size_t(r)], l[size_t(r)], alpha[size_t(r)]);
   b.place(skip);
 
-  // Per-block scaling (numerics.h): the lean code offset (an integer shift, folded back by 2^-shift) or
-  // the exact exponent bias (the block max becomes exactly 2^H), and the unscale that folds the block back.
+  // Per-block scaling (numerics.h): the lean code offset (the block max becomes code 118) or the exact
+  // exponent bias (the block max becomes exactly 2^H), and the unscale that folds the block back.
   for (int r = 0; r < 2; ++r) {
     if (variant.lean_p)
       code_offset[size_t(r)] = emit_lean_scale(b, m[size_t(r)], bmax[size_t(r)], unscale[size_t(r)]);
@@ -86,7 +87,7 @@ void Emitter::p_codes() {
     }
     if (variant.lean_p) {
       const Reg both = b.temp(Type::kB32, "codes");
-      b.prmt(both, x[0], x[1], imm(kLowBytesOfTwo));
+      b.prmt(both, x[0], x[1], imm(kCodeBytesOfTwo));
       const Reg unused = b.temp(Type::kB16, "codes_high");
       b.unpack16x2(pair, unused, both);
     } else {

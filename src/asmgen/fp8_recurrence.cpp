@@ -102,33 +102,28 @@ Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, Reg *alpha) {
   return need;
 }
 
+namespace {
+
+// unscale = 2^max((bmax - m) - G, lowest) (numerics::fp8_unscale_log2).
+void emit_unscale(Builder &b, Reg m, Reg bmax, Reg unscale, bool lean_p) {
+  const Reg x = b.temp(Type::kF32, "unscale_log2");
+  b.sub(x, bmax, m);
+  b.sub(x, x, f32(nx::fp8_top_binade(lean_p)));
+  b.max(x, x, f32(-float(nx::kMaxBlockShift + nx::kFp8HeadroomBinades)));
+  b.ex2(unscale, x);
+}
+
+}  // namespace
+
 Reg emit_lean_scale(Builder &b, Reg m, Reg bmax, Reg unscale) {
-  const Reg shift = b.temp(Type::kF32, "shift");
-  b.sub(shift, m, bmax);
-  b.cvt(shift, shift, Type::kF32, Round::kRmi);
-  b.min(shift, shift, f32(float(nx::kMaxBlockShift)));
-  b.add(shift, shift, f32(float(nx::kFp8HeadroomBinades)));
-  const Reg shift_int = b.temp(Type::kS32, "shift_int");
-  b.cvt(shift_int, shift, Type::kF32, Round::kRzi);
-  const Reg bits = b.temp(Type::kS32, "unscale_bits");  // 2^-shift built from its exponent: exact
-  b.sub(bits, imm(127), shift_int);
-  b.shl(bits, bits, imm(23));
-  const Reg raw = b.temp(Type::kB32, "unscale_raw");
-  b.mov(raw, bits);
-  b.mov(unscale, raw);
+  emit_unscale(b, m, bmax, unscale, /*lean_p=*/true);
   const Reg offset = b.temp(Type::kF32, "code_offset");
-  b.fma(offset, shift, f32(float(nx::kE4m3CodesPerBinade)), f32(float(nx::kE4m3CodeOfOne)));
-  b.fma(offset, m, f32(-float(nx::kE4m3CodesPerBinade)), offset);
-  b.add(offset, offset, f32(nx::kRoundMagic));
+  b.fma(offset, bmax, f32(-float(nx::kE4m3CodesPerBinade)), f32(float(nx::kLeanPTopCode) + 0.5f + nx::kLeanRoundMagic));
   return offset;
 }
 
 Reg emit_exact_scale(Builder &b, Reg m, Reg bmax, Reg unscale) {
-  const Reg x = b.temp(Type::kF32, "unscale_log2");
-  b.sub(x, bmax, m);
-  b.sub(x, x, f32(float(nx::kFp8HeadroomBinades)));
-  b.max(x, x, f32(-float(nx::kMaxBlockShift + nx::kFp8HeadroomBinades)));
-  b.ex2(unscale, x);
+  emit_unscale(b, m, bmax, unscale, /*lean_p=*/false);
   const Reg bias = b.temp(Type::kF32, "exp_bias");
   b.sub(bias, f32(float(nx::kFp8HeadroomBinades)), bmax);
   return bias;
@@ -136,7 +131,7 @@ Reg emit_exact_scale(Builder &b, Reg m, Reg bmax, Reg unscale) {
 
 void emit_lean_code(Builder &b, Reg dst, Reg s, Reg c8, Reg offset) {
   b.fma(dst, s, c8, offset);
-  b.max(dst, dst, f32(nx::kRoundMagic));
+  b.max(dst, dst, f32(nx::kLeanRoundMagic));
 }
 
 void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias) {

@@ -32,16 +32,15 @@ void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()>
 // over the four lanes of its quad, which hold the rest of the row. A new f32 register.
 Reg emit_block_max(Builder &b, const std::vector<Reg> &scores, Reg c);
 // The lazy rescale: need = bmax > m + tau (numerics::kLazyRescaleThreshold); then m = ceil(8 bmax) / 8
-// (8 m stays an integer code offset) where need. With `alpha`, also *alpha = need ? 2^(m_old - m_new) : 1
-// (a new register). Returns need.
+// where need. With `alpha`, also *alpha = need ? 2^(m_old - m_new) : 1 (a new register). Returns need.
 Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, Reg *alpha);
-// Lean P's per-block scale: shift = min(floor(m - bmax), kMaxBlockShift) + H, unscale = 2^-shift (built
-// from its exponent, exact). Returns the code offset 56 + 8 shift - 8 m plus kRoundMagic (a new register).
+// Lean P's per-block scale: unscale = 2^max((bmax - m) - G, lowest). Returns the code offset
+// fl(118.5 + kLeanRoundMagic - 8 bmax), as numerics::fp8_lean_p_offset forms it (a new register).
 Reg emit_lean_scale(Builder &b, Reg m, Reg bmax, Reg unscale);
 // Exact P's per-block scale: unscale = 2^max((bmax - m) - H, lowest). Returns the exponent bias H - bmax.
 Reg emit_exact_scale(Builder &b, Reg m, Reg bmax, Reg unscale);
-// dst = the lean code of a score, as a float whose low byte is the code: max(fma(s, 8c, offset), magic),
-// so negative codes and masked -inf scores become code 0 (numerics::lean_p_code_host).
+// dst = the lean code of a score, as a float whose byte 1 is the code: max(fma(s, 8c, offset), magic), so
+// negative codes and masked -inf scores become code 0 (numerics::lean_p_code_host).
 void emit_lean_code(Builder &b, Reg dst, Reg s, Reg c8, Reg offset);
 // dst = exp2(fma(s, c, bias)), the exact P before its conversion to e4m3.
 void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias);

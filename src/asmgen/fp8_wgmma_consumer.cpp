@@ -20,8 +20,9 @@ constexpr int kTurnThreads = kConsumers * kWarpgroupThreads;
 // A K-major swizzled operand ignores the leading byte offset; one unit goes there, as CUTLASS writes it.
 constexpr uint64_t kUnusedLeading = 1;
 constexpr uint64_t kDescUnit = 16;
-// prmt selectors: {a.byte0, b.byte0, -, -} and {x.bytes 0-1, y.bytes 0-1}.
-constexpr int kLowBytesOfTwo = 0x0040;
+// prmt selectors: {a.byte1, b.byte1, -, -} (two lean codes, byte 1 of each: numerics.h's kLeanRoundMagic)
+// and {x.bytes 0-1, y.bytes 0-1}.
+constexpr int kCodeBytesOfTwo = 0x0051;
 constexpr int kLowHalves = 0x5410;
 
 }  // namespace
@@ -250,8 +251,8 @@ void WgmmaEmitter::pack_p() {
         if (variant.lean_p) {
           const Reg lo = b.temp(Type::kB32, "codes_lo");
           const Reg hi = b.temp(Type::kB32, "codes_hi");
-          b.prmt(lo, s[size_t(reg_of(c0, h, 0))], s[size_t(reg_of(c0, h, 1))], imm(kLowBytesOfTwo));
-          b.prmt(hi, s[size_t(reg_of(c1, h, 0))], s[size_t(reg_of(c1, h, 1))], imm(kLowBytesOfTwo));
+          b.prmt(lo, s[size_t(reg_of(c0, h, 0))], s[size_t(reg_of(c0, h, 1))], imm(kCodeBytesOfTwo));
+          b.prmt(hi, s[size_t(reg_of(c1, h, 0))], s[size_t(reg_of(c1, h, 1))], imm(kCodeBytesOfTwo));
           b.prmt(dst, lo, hi, imm(kLowHalves));
         } else {
           const std::array<Reg, 2> codes = {b.temp(Type::kB16, "codes_lo"), b.temp(Type::kB16, "codes_hi")};

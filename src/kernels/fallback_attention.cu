@@ -88,13 +88,12 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 }
 
 // ---------------------------------------------------------------- FP8 helpers
-// The value of a non-negative e4m3 code below 0x7f (P codes are never negative nor NaN). Exact.
+// The value of a non-negative e4m3 code below 0x7f (P codes of finite scores in kSaneScoreRange are neither
+// negative nor NaN). Exact.
 __device__ __forceinline__ float e4m3_magnitude(int code) {
   return code >= kE4m3FirstNormal ? __int_as_float((code + kE4m3ToFloatRebias) << kE4m3ToFloatShift)
                                   : float(code) * kE4m3SubnormalQuantum;
 }
-// 2^-shift as a float, exactly (numerics::fp8_block_shift stays far below 126, so it is a normal float).
-__device__ __forceinline__ float exp2_of_negative(int shift) { return __int_as_float((127 - shift) << 23); }
 
 // Sixteen e4m3 codes to sixteen bf16 values (through f16, which holds every e4m3 value exactly).
 __device__ __forceinline__ void widen_fp8x16(const uint4 &codes, uint4 (&bf16)[2]) {
@@ -279,8 +278,7 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
     // ---- P, rounded as numerics.h rounds it, packed as the bf16 A fragments of the PV MMA. The C fragment
     // of score tiles 2kk and 2kk+1 is exactly the A fragment of PV's k-step kk.
     uint32_t pk[kScoreTiles][2];
-    // Exact P's fold factor is not a power of two: P carries its power of two (exactly, in bf16), and O and
-    // l are divided by the rest before the MMA and multiplied back after it (fp32 rounding only).
+    // FP8: the part of each row's unscale that P cannot carry exactly (below).
     float fold[2] = {1.0f, 1.0f};
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -294,52 +292,43 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
           pk[j][r] = pack_bf16x2(p0, p1);
         }
       } else {
-        // Per-block scaling (numerics.h), folded back by `unscale`. Scaling the e4m3 values by a power of two
-        // before the MMA is exact (bf16 and fp32 keep 8 exponent bits), so O += P_scaled V is
-        // O += unscale acc up to the order of fp32 sums.
-        if (lean_p) {
-          const int shift = nx::fp8_block_shift(st.m[r], bmax[r]);
-          const float unscale = exp2_of_negative(shift);
-          // code = max(rint(s * 8c + (56 + 8 shift - 8m)), 0) as one FFMA: adding kRoundMagic leaves
-          // rint(.) in the low mantissa bits, a single rounding like lean_p_code_host. Exact offsets: m is
-          // a multiple of 1/8.
-          const float offset = float(nx::kE4m3CodeOfOne + nx::kE4m3CodesPerBinade * shift) -
-                               float(nx::kE4m3CodesPerBinade) * st.m[r];
-          const float magic_offset = offset + nx::kRoundMagic;
+        // Per-block scaling (numerics.h). The unscale 2^((bmax - m) - G) is not a power of two: P carries
+        // its power of two (exactly, in bf16), and O and l are divided by the rest, fold in [1, 2), before
+        // the MMA and multiplied back after it (fp32 rounding only).
+        int exponent = 0;
+        fold[r] = 2.0f * frexpf(exp2f(nx::fp8_unscale_log2(st.m[r], bmax[r], lean_p)), &exponent);
+        const float unscale = ldexpf(1.0f, exponent - 1);
+        const float inv_fold = 1.0f / fold[r];
+        st.l[r] *= inv_fold;
 #pragma unroll
-          for (int j = 0; j < kScoreTiles; ++j) {
-            float v2[2];
+        for (int jo = 0; jo < kOutTiles; ++jo) {
+          o[jo][2 * r] *= inv_fold;
+          o[jo][2 * r + 1] *= inv_fold;
+        }
+        // Lean P: code = byte 1 of max(fma(s, 8c, offset), magic), one FFMA as lean_p_code_host. Exact P:
+        // code = e4m3(exp2(fma(s, c, H - bmax))), rounded by cvt.rn.satfinite.e4m3x2.f32; the block max
+        // becomes exactly 2^H.
+        const float lean_offset = nx::fp8_lean_p_offset(bmax[r]);
+        const float bias = nx::fp8_exact_p_bias(bmax[r]);
+#pragma unroll
+        for (int j = 0; j < kScoreTiles; ++j) {
+          int code[2];
+          if (lean_p) {
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-              const float code = fmaxf(fmaf(s[j][2 * r + e], c8, magic_offset) - nx::kRoundMagic, 0.0f);
-              v2[e] = e4m3_magnitude(int(code)) * unscale;
+              const float y = fmaxf(fmaf(s[j][2 * r + e], c8, lean_offset), nx::kLeanRoundMagic);
+              code[e] = int((__float_as_uint(y) >> 8) & 0xffu);
             }
-            st.l[r] += v2[0] + v2[1];
-            pk[j][r] = pack_bf16x2(v2[0], v2[1]);  // exact: e4m3 values times a power of two
-          }
-        } else {
-          // Exact P: code = e4m3(exp2(fma(s, c, H - bmax))), rounded by cvt.rn.satfinite.e4m3x2.f32; the block
-          // max becomes exactly 2^H.
-          const float bias = nx::fp8_exact_p_bias(bmax[r]);
-          int exponent = 0;
-          fold[r] = 2.0f * frexpf(exp2f(nx::fp8_exact_p_unscale_log2(st.m[r], bmax[r])), &exponent);  // [1, 2)
-          const float unscale = ldexpf(1.0f, exponent - 1);
-          const float inv_fold = 1.0f / fold[r];
-          st.l[r] *= inv_fold;
-#pragma unroll
-          for (int jo = 0; jo < kOutTiles; ++jo) {
-            o[jo][2 * r] *= inv_fold;
-            o[jo][2 * r + 1] *= inv_fold;
-          }
-#pragma unroll
-          for (int j = 0; j < kScoreTiles; ++j) {
+          } else {
             const float2 pe = make_float2(exp2f(fmaf(s[j][2 * r], c, bias)), exp2f(fmaf(s[j][2 * r + 1], c, bias)));
             const uint32_t codes = __nv_cvt_float2_to_fp8x2(pe, __NV_SATFINITE, __NV_E4M3);  // .x in the low byte
-            const float v0 = e4m3_magnitude(int(codes & 0xffu)) * unscale;
-            const float v1 = e4m3_magnitude(int(codes >> 8)) * unscale;
-            st.l[r] += v0 + v1;
-            pk[j][r] = pack_bf16x2(v0, v1);
+            code[0] = int(codes & 0xffu);
+            code[1] = int(codes >> 8);
           }
+          const float v0 = e4m3_magnitude(code[0]) * unscale;
+          const float v1 = e4m3_magnitude(code[1]) * unscale;
+          st.l[r] += v0 + v1;
+          pk[j][r] = pack_bf16x2(v0, v1);  // exact: e4m3 values times a power of two
         }
       }
     }
@@ -358,15 +347,13 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
       }
     }
     if constexpr (kFp8) {
-      if (!lean_p) {
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          st.l[r] *= fold[r];
+      for (int r = 0; r < 2; ++r) {
+        st.l[r] *= fold[r];
 #pragma unroll
-          for (int jo = 0; jo < kOutTiles; ++jo) {
-            o[jo][2 * r] *= fold[r];
-            o[jo][2 * r + 1] *= fold[r];
-          }
+        for (int jo = 0; jo < kOutTiles; ++jo) {
+          o[jo][2 * r] *= fold[r];
+          o[jo][2 * r + 1] *= fold[r];
         }
       }
     }

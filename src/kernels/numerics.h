@@ -8,18 +8,18 @@
 //   c     = softmax_scale * log2(e) [* q_descale * k_descale for FP8]      (fp32, in this order)
 //   bmax  = c * max_j s_j                 block max in base-2 units
 //   if m == -inf or bmax > m + tau:       lazy rescale (tau = kLazyRescaleThreshold)
-//       m_new = bmax (FP8: rounded up to a multiple of 1/8, so that -8m is an integer code offset)
+//       m_new = bmax (FP8: rounded up to a multiple of 1/8, as ZYFA's integer code offsets needed)
 //       alpha = exp2(m - m_new); O *= alpha; l *= alpha; m = m_new
 //   BF16: p_j = bf16(exp2(fma(s_j, c, -m)));                      O += sum p_j v_j; l += sum p_j
 //   FP8:  per-block scaling, so that small P stay normal e4m3 values (H = kFp8HeadroomBinades):
 //         (which of the two: Problem::lean_p, from the descriptor's p_rounding; see uses_lean_p)
-//         lean P (default at d = 128):
-//                            shift = min(floor(m - bmax), kMaxBlockShift) + H, an integer number of binades
-//                            that puts the block's largest code in (112, 120];
-//                            code_j = max(rint(s_j * 8c + (56 + 8 shift - 8m)), 0), unscale = 2^-shift
+//         lean P (default at d = 128): the block max gets the code kLeanPTopCode (118) exactly, G = 7.75:
+//                            code_j = floor(fma(s_j, 8c, offset) - magic) with offset = fl(118.5 + magic - 8 bmax)
+//                            (magic = kLeanRoundMagic: the fma rounds to 1/256 of a code, byte 1 of its bits
+//                            is the code; lean_p_code_host), unscale = exp2((bmax - m) - G)
 //         exact P (default at d_qk = 192): the block's largest p becomes exactly 2^H (code 120), so the
-//                            dominant weight of a peaked row carries no rounding error:
-//                            code_j = e4m3(exp2(fma(s_j, c, H - bmax))), unscale = exp2((bmax - m) - H)
+//                            dominant weight of a peaked row carries no rounding error, G = H:
+//                            code_j = e4m3(exp2(fma(s_j, c, H - bmax))), unscale = exp2((bmax - m) - G)
 //         split P (ZYFA_P_ROUNDING_SPLIT, either head dim): exact P's p_j, rounded twice:
 //                            hi_j = e4m3(p_j) (exact P's code) and lo_j = e4m3(f16(p_j) - hi_j) (fp8_split_p_lo),
 //                            and the block's acc and rs take the hi products first, then the lo ones, in the
@@ -51,8 +51,8 @@ constexpr int kQueryTile = 128;
 
 // The lazy rescale's threshold tau, in base-2 units of the score, for every kernel. ZYFA rescales at 0.125 (FP8),
 // 0.5 (BF16, d = 128) and 8 (BF16, d_qk = 192). Here a block max up to 2^8 above the reference costs nothing:
-// bf16 P keeps its relative precision at 2^8, the FP8 block shift absorbs it (the block's top code stays in
-// (112, 120]), and O and l stay far inside fp32. A rescale, 66 FMULs per thread for a whole warp when any of
+// bf16 P keeps its relative precision at 2^8, FP8 P is scaled per block from the block's own max (so the
+// threshold changes no code: it moves only the unscale), and O and l stay far inside fp32. A rescale, 66 FMULs per thread for a whole warp when any of
 // its 16 rows needs one, does cost, in the softmax phase the other warpgroup's products must hide.
 // bench/lazy_rescale_study.py counted the warp-blocks that rescale on the benchmark's inputs (S = 4K): none
 // at any tau on the speed protocol's std-0.1 Gaussians; at 0.125 / 0.5 / 8, 66-69% / 52-55% / 0% on std-1
@@ -68,24 +68,34 @@ constexpr int kE4m3MaxFiniteCode = 0x7e;
 // Largest finite e4m3 value.
 constexpr float kE4m3Max = 448.0f;
 // Blocks more than this many binades below the row max contribute nothing representable; clamping the
-// shift keeps 2^-shift a normal float.
+// exponent of a block's unscale there keeps the unscale a normal float.
 constexpr int kMaxBlockShift = 64;
 // Headroom of the FP8 per-block scaling, in binades. ZYFA puts each block's largest p next to the code of
 // p = 1, which leaves only 6 normal binades below it: smaller probabilities become subnormal codes or
 // zero, and in peaked rows whole tails vanish. Hopper folds the scale back with an FFMA, so any scale is
 // free: 8 binades more keep 14 normal binades per block and put the top code at 120 (256), below the
-// largest finite code 126 (448). Exact P goes further and maps the block max to 2^8 exactly (lean P
-// cannot: its offset must stay an integer for the one-FFMA rounding). Measured: bench/NOTES.md.
+// largest finite code 126 (448). Exact P maps the block max to 2^8 exactly, lean P to code 118
+// (kLeanPTopCode). Measured: bench/NOTES.md.
 constexpr int kFp8HeadroomBinades = 8;
-// 1.5 * 2^23: added by an FFMA, it leaves rint(x) in the low mantissa bits of a float (lean P on the GPU).
-constexpr float kRoundMagic = 12582912.0f;
+// Lean P's code of the block max. Its value 1 + f follows 2^f only at the ends of a binade (Mitchell's
+// approximation: up to 6.1% high inside, 4.07% on average), and the denominators, taken from the same codes,
+// cancel only the average. A block max at the top code 120 (f = 0) is therefore weighed 4% low against the
+// rest of its row; at code 118 (f = 3/4, 1 + f = 1.0406 x 2^f) it carries the average bias, which cancels,
+// and it sits exactly on a code, so the dominant weight of a peaked row is not rounded. Measured on the
+// benchmark's inputs (bench/lean_p_study.py --anchors): 0.38x the error of the m-anchored codes on
+// structured inputs, 0.81x on std-1 Gaussians, 0.65x on outlier inputs; 117.5 or 119 does worse.
+constexpr int kLeanPTopCode = 118;
+// 1.5 * 2^15: an FFMA whose addend holds it rounds its result to 1/256 of a code and leaves floor(code) in
+// byte 1 of the float's bits (for codes below 256), so the code offset need not be an integer and the
+// block max can sit exactly on kLeanPTopCode. A PRMT picks byte 1 as it would pick byte 0.
+constexpr float kLeanRoundMagic = 49152.0f;
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
-// A block max within tau above the reference must not push the top code past the largest finite code.
+// A block max within tau above the reference keeps its unscale, 2^((bmax - m) - G), near or below 1.
 static_assert(kLazyRescaleThreshold <= kFp8HeadroomBinades,
-              "a block max within tau of the reference must keep the FP8 block shift near or above 0");
+              "a block max within tau of the reference must keep the FP8 unscale near or below 1");
 // The default P rounding (ZYFA_P_ROUNDING_DEFAULT): lean P (codes from one multiply-add) at d = 128, exact
 // P (an exponential) at d_qk = 192. A descriptor may ask for exact P at d = 128 (Problem::lean_p).
 ZYFA_HD bool uses_lean_p(int d_qk) { return d_qk == 128; }
@@ -143,34 +153,26 @@ ZYFA_HD uint8_t e4m3_code(float x) {
   return uint8_t(sign | ((re - 1 + 7) << 3) | (uint8_t(std::ldexp(r, -(re - 1 - 3))) - 8));
 }
 
-// ---- lean P: the e4m3 code of 2^(x) for x <= 0 as one rounded multiply-add. `c8` is 8c, `offset` is
-// 56 + 8 shift - 8m (an integer, since m is a multiple of 1/8). The GPU's form, exactly: one correctly
-// rounded fma whose addend holds kRoundMagic, so the product plus offset is rounded once, to an integer
-// (a sum in double and then nearbyint would round twice, and differ by one code on rare ties).
-inline int lean_p_code_host(float s, float c8, float offset) {
-  const double code = double(std::fma(s, c8, offset + kRoundMagic) - kRoundMagic);
-  // Codes stay e4m3 codes whatever the scores: NaN (a NaN input) clamps to 0 like underflow (as the GPU's
-  // max with 0 does), and anything above the largest finite code to it. Converting NaN or a double
-  // outside int to int is undefined, and the code indexes a 256-entry table.
-  if (!(code > 0)) return 0;
-  return code < double(kE4m3MaxFiniteCode) ? int(code) : kE4m3MaxFiniteCode;
+// ---- lean P: the e4m3 code of 2^(c s - bmax + G) as one rounded multiply-add. fp8_lean_p_offset is the
+// per-row addend, as the GPU forms it (one FFMA): 118.5 - 8 bmax plus kLeanRoundMagic, so that the block
+// max's score lands at code 118.5 and floors to 118. What can move it: bmax's own rounding (8 c smax is exact
+// in the FFMA, 8 bmax is rounded: up to 4 ulp(bmax) in codes), the offset's (half an ulp of it: 1/512 of a
+// code while |8 bmax| < 2^14, coarser beyond) and the FFMA's (1/256 of a code), all shared by the whole
+// row. The top code passes 126 (NaN at 127) only past an error of 8.5 codes, |bmax| around 2^24; at
+// fuzz_attention's kSaneScoreRange (2^16) a review measured at most 0.05 codes.
+ZYFA_HD float fp8_lean_p_offset(float bmax) {
+  return std::fma(bmax, -float(kE4m3CodesPerBinade), float(kLeanPTopCode) + 0.5f + kLeanRoundMagic);
+}
+// The code of score s, exactly as the GPU makes it: y = max(fma(s, 8c, offset), magic) (PTX max returns
+// magic for a NaN y, so NaN scores, underflow and masked -inf scores give code 0), then byte 1 of y's bits.
+inline int lean_p_code_host(float s, float c8, float magic_offset) {
+  const float y = std::fma(s, c8, magic_offset);
+  return y > kLeanRoundMagic ? int((float_bits(y) >> 8) & 0xffu) : 0;
 }
 
 // Lazy-rescale reference max for FP8: rounded up to a multiple of 1/kE4m3CodesPerBinade.
 ZYFA_HD float fp8_reference_max(float bmax) {
   return std::ceil(bmax * float(kE4m3CodesPerBinade)) / float(kE4m3CodesPerBinade);
-}
-// Per-block shift (an integer number of binades, at most kMaxBlockShift + kFp8HeadroomBinades) for a block
-// whose max is bmax under reference m.
-ZYFA_HD int fp8_block_shift(float m, float bmax) {
-  const float f = std::floor(m - bmax);
-  // Lazy rescaling keeps bmax <= fl(m + tau): f >= -tau, or a few binades less where m is so large that
-  // m + tau rounds up (|m| >= 2^20). The emitted kernels clamp only from above, so neither may this for
-  // finite scores; the lower bound, kMaxBlockShift binades below zero, is reached only by non-finite ones
-  // (NaN and infinities take the clamps: converting them to int is undefined in C++).
-  constexpr float kLowest = -float(kMaxBlockShift);
-  const int shift = f >= kLowest && f < float(kMaxBlockShift) ? int(f) : (f < kLowest ? int(kLowest) : kMaxBlockShift);
-  return shift + kFp8HeadroomBinades;
 }
 
 // ---- binary16, round to nearest even (cvt.rn.f16.f32), overflowing to infinity; NaN stays NaN.
@@ -196,14 +198,18 @@ ZYFA_HD float fp8_split_p_lo(float p, float hi) {
   return e4m3_value(e4m3_code(round_f16(round_f16(p) - hi)));
 }
 
-// Exact P: the exponent bias that maps the block max bmax to exactly 2^H, and the log2 of
-// the factor that folds the block back under reference m, clamped as the lean shift is so that the
-// factor stays a normal float (a block that far below the row max adds nothing representable).
+// The binade G that a block's max takes: exact P's 2^H, lean P's code kLeanPTopCode.
+ZYFA_HD float fp8_top_binade(bool lean_p) {
+  return lean_p ? float(kLeanPTopCode - kE4m3CodeOfOne) / float(kE4m3CodesPerBinade) : float(kFp8HeadroomBinades);
+}
+// Exact P: the exponent bias that maps the block max bmax to exactly 2^H.
 ZYFA_HD float fp8_exact_p_bias(float bmax) { return float(kFp8HeadroomBinades) - bmax; }
-ZYFA_HD float fp8_exact_p_unscale_log2(float m, float bmax) {
-  const float x = (bmax - m) - float(kFp8HeadroomBinades);
+// The log2 of the factor that folds a block whose max (2^G) is bmax back under reference m, clamped so that
+// the factor stays a normal float (a block that far below the row max adds nothing representable).
+ZYFA_HD float fp8_unscale_log2(float m, float bmax, bool lean_p) {
+  const float x = (bmax - m) - fp8_top_binade(lean_p);
   const float lowest = -float(kMaxBlockShift + kFp8HeadroomBinades);
-  return x < lowest ? lowest : x;
+  return x >= lowest ? x : lowest;  // a NaN x gives lowest, as the kernels' max.f32 does
 }
 
 }  // namespace zyfa::numerics

@@ -115,10 +115,8 @@ void block_bf16(Row &row, const float *scores, int64_t n, const float *v, const 
 void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float *v,
                const HeadConstants &k, int64_t d_v, float *acc) {
   const float *code_value = e4m3_table().value;
-  const int shift = nx::fp8_block_shift(row.m, bmax);
   const float c8 = k.c * float(nx::kE4m3CodesPerBinade);
-  const float offset = float(nx::kE4m3CodeOfOne + nx::kE4m3CodesPerBinade * shift) -
-                       float(nx::kE4m3CodesPerBinade) * row.m;
+  const float lean_offset = nx::fp8_lean_p_offset(bmax);
   const float exp_bias = nx::fp8_exact_p_bias(bmax);
   std::fill(acc, acc + d_v, 0.0f);
   float rs = 0.0f;
@@ -129,14 +127,14 @@ void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float
     add_scaled(acc, v + j * d_v, p, d_v);
   };
   for (int64_t j = 0; j < n; ++j)
-    add(j, k.lean_p ? code_value[nx::lean_p_code_host(scores[j], c8, offset)] : code_value[nx::e4m3_code(exact_p(j))]);
+    add(j, k.lean_p ? code_value[nx::lean_p_code_host(scores[j], c8, lean_offset)] : code_value[nx::e4m3_code(exact_p(j))]);
   // Split P: the residuals' product, after the block's first one, into the same sums.
   if (k.split_p)
     for (int64_t j = 0; j < n; ++j) {
       const float p = exact_p(j);
       add(j, nx::fp8_split_p_lo(p, code_value[nx::e4m3_code(p)]));
     }
-  const float unscale = k.lean_p ? std::ldexp(1.0f, -shift) : std::exp2(nx::fp8_exact_p_unscale_log2(row.m, bmax));
+  const float unscale = std::exp2(nx::fp8_unscale_log2(row.m, bmax, k.lean_p));
   for (int64_t d = 0; d < d_v; ++d) row.o[d] += unscale * acc[d];
   row.l += unscale * rs;
 }

@@ -35,7 +35,7 @@ constexpr int64_t kMaxSeqlen = 160;
 constexpr float kSaneSoftmaxScale = 16.0f;
 // The largest |score| in base-2 units (softmax_scale * log2(e) * descales * q.k) at which the outputs of
 // finite inputs must be finite. Beyond about 2^21 the recurrence's fp32 arithmetic (the row max subtracted
-// inside exp2, lean P's integer code offset 8m) loses the units place and a row can sum to 0; real
+// inside exp2, lean P's code offset 8 bmax) loses the units place and a row can sum to 0; real
 // attention scores stay far below this.
 constexpr double kSaneScoreRange = 65536.0;
 constexpr double kLog2e = 1.4426950408889634;

@@ -2,6 +2,7 @@
 // independent oracles: bit patterns, brute-force nearest values, and the GPU's own formulas.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -134,83 +135,96 @@ TEST(E4m3, TiesSubnormalsSaturationAndNan) {
 
 // ---- lean P
 
-// The GPU's form: one FFMA with the magic constant leaves rint(s * c8 + offset) in the low mantissa bits.
-int lean_code_gpu_form(float s, float c8, float offset) {
-  const float t = std::fma(s, c8, offset + kRoundMagic);
-  const int code = int(t - kRoundMagic);
-  return code < 0 ? 0 : code;
-}
-
-TEST(LeanP, EqualsTheMagicConstantFfma) {
+// The byte trick: for y in [magic, 2^16), byte 1 of y's bits is floor(y - magic), the code.
+TEST(LeanP, ByteOneOfTheFfmaIsTheFlooredCode) {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> score(-3000.0f, 3000.0f), scale(0.001f, 0.1f);
-  std::uniform_int_distribution<int> offset(-400, 120);
+  std::uniform_real_distribution<float> smax(-3000.0f, 3000.0f), scale(0.001f, 0.1f), below(0.0f, 20.0f);
   int compared = 0;
   for (int i = 0; i < 200000; ++i) {
-    const float s = score(rng), c8 = 8.0f * scale(rng), off = float(offset(rng));
-    // The recurrence never asks for a code above the largest finite one (its top is 120).
-    if (double(s) * double(c8) + double(off) > double(kE4m3MaxFiniteCode)) continue;
-    ASSERT_EQ(lean_p_code_host(s, c8, off), lean_code_gpu_form(s, c8, off)) << s << " " << c8 << " " << off;
+    // Scores up to 20 binades below the block max, most of them above code 0.
+    const float c = scale(rng), c8 = 8.0f * c, top = smax(rng), s = top - below(rng) / c;
+    const float offset = fp8_lean_p_offset(c * top);
+    const float y = std::fma(s, c8, offset);
+    // The recurrence never asks for a code above the block max's (118).
+    if (!(y > kLeanRoundMagic) || double(y) - kLeanRoundMagic > double(kE4m3MaxFiniteCode)) continue;
+    ASSERT_EQ(lean_p_code_host(s, c8, offset), int(std::floor(double(y) - kLeanRoundMagic))) << s << " " << c8;
     ++compared;
   }
-  EXPECT_GT(compared, 100000);
+  EXPECT_GT(compared, 10000);
 }
 
-// A product whose sum with the offset sits just past a tie (118.5 + 2^-47): a double sum rounded twice gives
-// 118, the GPU's single rounding 119 (found by review, 2026-11-29).
-TEST(LeanP, RoundsOnceAtTies) {
-  const float s = 0x1.002002p-1f, c8 = 0x1.ffc004p-1f, offset = 118.0f;
-  EXPECT_EQ(lean_p_code_host(s, c8, offset), 119);
-  EXPECT_EQ(lean_code_gpu_form(s, c8, offset), 119);
-}
-
-TEST(LeanP, NonFiniteAndHugeScoresStayValidCodes) {
-  EXPECT_EQ(lean_p_code_host(std::nanf(""), 8.0f, 56.0f), 0);
-  EXPECT_EQ(lean_p_code_host(-INFINITY, 8.0f, 56.0f), 0);
-  EXPECT_EQ(lean_p_code_host(INFINITY, 8.0f, 56.0f), kE4m3MaxFiniteCode);
-  EXPECT_EQ(lean_p_code_host(1e30f, 8.0f, 56.0f), kE4m3MaxFiniteCode);
-  EXPECT_EQ(fp8_block_shift(0.0f, std::nanf("")), kMaxBlockShift + kFp8HeadroomBinades);
-  EXPECT_EQ(fp8_block_shift(0.0f, INFINITY), -kMaxBlockShift + kFp8HeadroomBinades);
-  // Where m + tau rounds up (|m| >= 2^20), a block max can pass m by more than tau without a rescale: the
-  // shift follows floor(m - bmax) down, as the emitted kernels' (which clamp only from above) does.
-  const float big_m = 2097151.875f, big_bmax = big_m + kLazyRescaleThreshold;  // rounds up to 2097160
-  ASSERT_FALSE(big_bmax > big_m + kLazyRescaleThreshold);
-  EXPECT_EQ(fp8_block_shift(big_m, big_bmax), int(std::floor(big_m - big_bmax)) + kFp8HeadroomBinades);
-  EXPECT_EQ(fp8_block_shift(0.0f, -INFINITY), kMaxBlockShift + kFp8HeadroomBinades);
-}
-
-TEST(LeanP, PowersOfTwoAreExactAndBelowZeroClamps) {
-  // x = s * c8 / 8 + (offset - 56) / 8 with offset 56: integer x = -k gives code 56 - 8k, the code of 2^-k.
-  for (int k = 0; k <= 6; ++k) {
-    const int code = lean_p_code_host(float(-k), 8.0f, float(kE4m3CodeOfOne));
-    EXPECT_EQ(code, kE4m3CodeOfOne - kE4m3CodesPerBinade * k);
-    EXPECT_EQ(e4m3_value(uint8_t(code)), std::ldexp(1.0f, -k));
+// The block max lands on kLeanPTopCode whatever its value, and no score of the block above it.
+TEST(LeanP, TheBlockMaxGetsTheTopCode) {
+  std::mt19937 rng(17);
+  // Block maxes up to fuzz_attention's sane score range, 2^16 binades.
+  std::uniform_real_distribution<float> smax(-2000.0f, 2000.0f), scale(0.001f, 32.0f), below(0.0f, 50.0f);
+  for (int i = 0; i < 100000; ++i) {
+    const float c = scale(rng), c8 = 8.0f * c, top = smax(rng), bmax = c * top;
+    const float offset = fp8_lean_p_offset(bmax);
+    ASSERT_EQ(lean_p_code_host(top, c8, offset), kLeanPTopCode) << top << " " << c;
+    ASSERT_LE(lean_p_code_host(top - below(rng), c8, offset), kLeanPTopCode) << top << " " << c;
   }
-  EXPECT_EQ(lean_p_code_host(-7.5f, 8.0f, 56.0f), 0);
-  EXPECT_EQ(lean_p_code_host(-100.0f, 8.0f, 56.0f), 0);
 }
 
-// For x in [-6, 0] the lean value lies within the chord-plus-rounding bound of 2^x: the chord of 2^x over
-// a binade overestimates by at most 1.5 / 2^(3.5/8) = 1.1076 (with half a code of rounding), and rounding
-// alone underestimates by at most 2^(-1/16).
+// The GPU's form, written out: PTX max.f32 (the non-NaN operand, so NaN gives magic), then byte 1 of the bits;
+// against the floor of y - magic across the codes, their edges, and what lies below and above them.
+TEST(LeanP, HostCodeIsTheGpuFormOverEverySum) {
+  auto gpu_form = [](float y) {
+    const float clamped = std::isnan(y) ? kLeanRoundMagic : std::max(y, kLeanRoundMagic);
+    return int((float_bits(clamped) >> 8) & 0xffu);
+  };
+  // Every float from 4 codes below the magic to 130 above (their quantum is 1/256 of a code).
+  for (int i = -4 * 256; i < 130 * 256; ++i) {
+    const float y = kLeanRoundMagic + float(i) / 256.0f;
+    const int code = lean_p_code_host(y, 1.0f, 0.0f);
+    ASSERT_EQ(code, gpu_form(y)) << y;
+    ASSERT_EQ(code, y > kLeanRoundMagic ? int(std::floor(double(y) - kLeanRoundMagic)) : 0) << y;
+  }
+  for (float y : {std::nanf(""), -INFINITY, INFINITY, 0.0f, -1e30f, 1e30f})
+    EXPECT_EQ(lean_p_code_host(y, 1.0f, 0.0f), gpu_form(y)) << y;
+}
+
+// A sum just below a whole code, 119 - 2^-24, rounds once (in the FFMA, to 1/256 of a code) up to 119; a sum
+// in double floored without that rounding would give 118.
+TEST(LeanP, RoundsOnceInTheFfma) {
+  const float s = 0x1.fffffep-1f, c8 = 1.0f, offset = kLeanRoundMagic + 118.0f;
+  EXPECT_EQ(lean_p_code_host(s, c8, offset), 119);
+  EXPECT_EQ(int(std::floor(double(s) * c8 + offset - kLeanRoundMagic)), 118);
+}
+
+TEST(LeanP, NonFiniteScoresGiveCodeZero) {
+  const float offset = fp8_lean_p_offset(1.0f);
+  EXPECT_EQ(lean_p_code_host(std::nanf(""), 8.0f, offset), 0);
+  EXPECT_EQ(lean_p_code_host(-INFINITY, 8.0f, offset), 0);  // a masked score
+  // An infinite score makes the block max infinite too: the offset is -inf and the FFMA NaN.
+  EXPECT_EQ(lean_p_code_host(INFINITY, 8.0f, fp8_lean_p_offset(INFINITY)), 0);
+  EXPECT_EQ(lean_p_code_host(1.0f, 8.0f, fp8_lean_p_offset(std::nanf(""))), 0);
+  EXPECT_EQ(lean_p_code_host(-100.0f, 8.0f, offset), 0);  // underflow
+}
+
+// For x = c s - bmax in [-6, 0] the lean value, over 2^(x + G), lies within the chord-plus-rounding bound:
+// the chord of 2^x over a binade overestimates by at most 1.5 / 2^(3.5/8) = 1.1076 (with half a code of
+// rounding), and rounding alone underestimates by at most 2^(-1/16).
 TEST(LeanP, ValueStaysWithinTheLeanErrorBound) {
+  const float offset = fp8_lean_p_offset(0.0f);
+  const double top = std::exp2(double(fp8_top_binade(true)));
   for (int i = 0; i <= 6000; ++i) {
     const float x = -6.0f * float(i) / 6000.0f;
-    const float value = e4m3_value(uint8_t(lean_p_code_host(x, 8.0f, 56.0f)));
-    const double ratio = double(value) / std::exp2(double(x));
+    const float value = e4m3_value(uint8_t(lean_p_code_host(x, 8.0f, offset)));
+    const double ratio = double(value) / (top * std::exp2(double(x)));
     ASSERT_GE(ratio, std::exp2(-1.0 / 16) - 1e-6) << x;
     ASSERT_LE(ratio, 1.5 / std::exp2(3.5 / 8) + 1e-6) << x;
   }
 }
 
-// ---- FP8 reference max and block shift
+// ---- FP8 reference max and unscale
 
 TEST(Fp8Scaling, ReferenceMaxIsTheNextEighth) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> bmax(-500.0f, 500.0f);
   for (int i = 0; i < 100000; ++i) {
     const float b = bmax(rng), m = fp8_reference_max(b);
-    ASSERT_EQ(m * 8.0f, std::floor(m * 8.0f)) << b;  // a multiple of 1/8, so -8m is an integer offset
+    ASSERT_EQ(m * 8.0f, std::floor(m * 8.0f)) << b;
     ASSERT_GE(m, b);
     ASSERT_LT(double(m) - double(b), 0.125);
   }
@@ -220,25 +234,23 @@ TEST(Fp8Scaling, ReferenceMaxIsTheNextEighth) {
   EXPECT_EQ(fp8_reference_max(-0.01f), 0.0f);
 }
 
-TEST(Fp8Scaling, BlockShiftPutsTheBlockMaxInTheHeadroomBinade) {
-  constexpr int h = kFp8HeadroomBinades;
-  EXPECT_EQ(fp8_block_shift(4.0f, 4.0f), h);
-  EXPECT_EQ(fp8_block_shift(4.0f, 4.1f), h - 1);  // a block max above m (within the lazy threshold)
-  EXPECT_EQ(fp8_block_shift(4.0f, 1.5f), h + 2);
-  EXPECT_EQ(fp8_block_shift(4.0f, -100.0f), kMaxBlockShift + h);
-  // The top code stays below the largest finite e4m3 code (0x7e = 448) and 2^-shift stays normal.
-  const int top_code = kE4m3CodeOfOne + kE4m3CodesPerBinade * h;
-  EXPECT_LE(top_code, 0x7e);
-  EXPECT_LT(kMaxBlockShift + h, 126);
-  std::mt19937 rng(13);
-  std::uniform_real_distribution<float> below(-40.0f, kLazyRescaleThreshold);
-  for (int i = 0; i < 100000; ++i) {
-    const float m = 8.375f, bmax = m + below(rng);
-    const int shift = fp8_block_shift(m, bmax);
-    // The code the block max gets: 56 + 8 (bmax - m + shift), in (top - 8, top].
-    const double code = kE4m3CodeOfOne + kE4m3CodesPerBinade * (double(bmax) - m + shift);
-    ASSERT_GT(code, top_code - kE4m3CodesPerBinade) << bmax;
-    ASSERT_LE(code, top_code) << bmax;
+TEST(Fp8Scaling, UnscaleFoldsTheTopBinadeBack) {
+  // The block max's value: exact P's 2^H (code 120), lean P's code 118 read as 2^G (1.75 x 2^7 is 224, and
+  // Mitchell's 1 + 3/4 stands for 2^(3/4)).
+  EXPECT_EQ(fp8_top_binade(false), float(kFp8HeadroomBinades));
+  EXPECT_EQ(fp8_top_binade(true), 7.75f);
+  EXPECT_EQ(e4m3_value(uint8_t(kLeanPTopCode)), 224.0f);
+  EXPECT_LE(kLeanPTopCode, kE4m3MaxFiniteCode);
+  EXPECT_EQ(e4m3_value(uint8_t(kE4m3CodeOfOne + kE4m3CodesPerBinade * kFp8HeadroomBinades)), 256.0f);
+  for (bool lean : {false, true}) {
+    const float g = fp8_top_binade(lean);
+    EXPECT_EQ(fp8_unscale_log2(4.0f, 4.0f, lean), -g);
+    EXPECT_EQ(fp8_unscale_log2(4.0f, 4.0f + kLazyRescaleThreshold, lean), kLazyRescaleThreshold - g);
+    // Far below the row max the exponent clamps, so the unscale stays a normal float.
+    EXPECT_EQ(fp8_unscale_log2(4.0f, -1000.0f, lean), -float(kMaxBlockShift + kFp8HeadroomBinades));
+    EXPECT_LT(kMaxBlockShift + kFp8HeadroomBinades, 126);
+    // A NaN difference (a row of NaN scores) clamps too, as the kernels' max.f32 does.
+    EXPECT_EQ(fp8_unscale_log2(4.0f, std::nanf(""), lean), -float(kMaxBlockShift + kFp8HeadroomBinades));
   }
 }
 

@@ -3,9 +3,9 @@
 # manifest). For each variant: no local memory anywhere (no LDL/STL: nothing spilled, no register array on
 # the stack); the key loop (the innermost loop with matrix instructions) runs its products on the tensor
 # cores; with lean P it computes no exponential for P and no f32 -> e4m3 conversion (only the two rows'
-# rescale factors use MUFU.EX2), with exact P it does (one MUFU.EX2 per score); with split P it also runs
-# the second P V chain (twice exact P's m64n136 QGMMAs) and the residual's f16x2 arithmetic (one f16 -> e4m3
-# conversion and one HADD2 per pair of scores), which exact P does not. Prints the key loop's instruction
+# rescale factors and block unscales use MUFU.EX2), with exact P it does (one MUFU.EX2 per score); with
+# split P it also runs the second P V chain (twice exact P's m64n136 QGMMAs) and the residual's f16x2
+# arithmetic (one f16 -> e4m3 conversion and one HADD2 per pair of scores), which exact P does not. Prints the key loop's instruction
 # mix: one warp, one key block.
 # Usage: check_fp8_sass.sh CUOBJDUMP MANIFEST     (exit 77: no cuobjdump, the test is skipped)
 set -euo pipefail
@@ -17,8 +17,9 @@ if [[ ! -x "$cuobjdump" ]]; then
 fi
 export PATH="$(dirname "$cuobjdump"):$PATH"  # nvdisasm sits beside it
 dir=$(dirname "$manifest")
-# Exponentials a lean-P key loop may still take: alpha of the lazy rescale, one per row of the thread.
-readonly kLeanExpPerBlock=2
+# Exponentials a lean-P key loop may still take per thread: for each of its two rows, alpha of the lazy rescale
+# and the block's unscale 2^((bmax - m) - G) (numerics.h); none per score.
+readonly kLeanExpPerBlock=4
 # Pairs of P a thread holds per key block (64 scores), and the wgmma schedule's P V QGMMAs per chain
 # (m64n136k32: 128 keys / 32).
 readonly kPairsPerBlock=32
