@@ -179,6 +179,17 @@ def recover(args):
     print(f"{args.out}: {len(records)} records recovered")
 
 
+# The sustained protocol times at least 3 s of back-to-back calls (bench/NOTES.md, Protocol). A record timed over
+# less did not follow it (peers.py sized FA3's window from a slow first call until 8faed3e: 1 call, 3 ms).
+SUSTAINED_MIN_TIMED_S = 3.0
+
+
+def follows_protocol(record):
+    """False for a sustained-mode timing whose window was shorter than the protocol's."""
+    return not (record["mode"] == "sustained" and record.get("tflops") is not None
+                and record.get("timed_s", SUSTAINED_MIN_TIMED_S) < SUSTAINED_MIN_TIMED_S)
+
+
 def latest_per_key(records):
     """One record per identity (record_key): a later part's measurement replaces an earlier part's."""
     latest = {}
@@ -223,6 +234,12 @@ def merge(args):
         commits |= set(base.get("git_commits", [base["git_commit"]]))
         out["base"] = {"file": args.base, "records_kept": len(kept),
                        "records_replaced_or_dropped": len(base["records"]) - len(kept), "dropped": args.drop or []}
+    invalid = [r for r in out["records"] if not follows_protocol(r)]
+    if invalid:
+        out["records"] = [r for r in out["records"] if follows_protocol(r)]
+        out["dropped_off_protocol"] = [{k: r.get(k) for k in ("impl", "dtype", "family", "seqlen", "mode", "calls",
+                                                              "timed_s", "git_commit")} for r in invalid]
+        print(f"left out {len(invalid)} sustained records timed over less than {SUSTAINED_MIN_TIMED_S} s")
     if len(commits) > 1:
         out["git_commits"] = sorted(commits)
     for r in out["records"]:

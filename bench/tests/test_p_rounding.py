@@ -138,6 +138,13 @@ def test_merge_drop_with_a_p_rounding_leaves_the_other_runs(tmp_path):
         ("cudnn", ""), ("zyfa", ""), ("zyfa", "exact")]
 
 
+def test_merge_leaves_out_a_sustained_record_timed_too_briefly(tmp_path):
+    brief = rec("fa3", mode="sustained", tflops=700.0, calls=1, timed_s=0.003)
+    full = rec("zyfa", mode="sustained", tflops=600.0, calls=900, timed_s=3.3)
+    merged = merge(tmp_path, [brief], [full])
+    assert [(r["impl"], r["mode"]) for r in merged] == [("zyfa", "sustained")]
+
+
 def test_record_key_and_schema():
     assert results_file.record_key(acc("zyfa", 1e-2)) != results_file.record_key(acc("zyfa", 1e-2, "exact"))
     results_file.check_record(acc("zyfa", 1e-2, "lean"))
