@@ -219,7 +219,8 @@ def merge(args):
            "driver": smi[1] if len(smi) > 1 else "?", "cuda": env.get("cuda_driver_version"),
            "nvcc": env.get("nvcc"), "cudnn": env.get("cudnn"), "torch": env.get("torch"),
            "parts": [{k: v for k, v in p.items() if k != "records"} for p in parts],
-           "records": latest_per_key(dict({"git_commit": p["git_commit"]}, **r) for p in parts for r in p["records"])}
+           "records": latest_per_key(dict({"git_commit": p["git_commit"]}, **r)
+                                     for p in parts for r in p["records"])}
     commits = {p["git_commit"] for p in parts}
     if args.base:
         with open(args.base) as f:

@@ -118,7 +118,8 @@ void emit_unscale(Builder &b, Reg m, Reg bmax, Reg unscale, bool lean_p) {
 Reg emit_lean_scale(Builder &b, Reg m, Reg bmax, Reg unscale) {
   emit_unscale(b, m, bmax, unscale, /*lean_p=*/true);
   const Reg offset = b.temp(Type::kF32, "code_offset");
-  b.fma(offset, bmax, f32(-float(nx::kE4m3CodesPerBinade)), f32(float(nx::kLeanPTopCode) + 0.5f + nx::kLeanRoundMagic));
+  b.fma(offset, bmax, f32(-float(nx::kE4m3CodesPerBinade)),
+        f32(float(nx::kLeanPTopCode) + 0.5f + nx::kLeanRoundMagic));
   return offset;
 }
 

@@ -52,8 +52,9 @@ constexpr int kQueryTile = 128;
 // The lazy rescale's threshold tau, in base-2 units of the score, for every kernel. ZYFA rescales at 0.125 (FP8),
 // 0.5 (BF16, d = 128) and 8 (BF16, d_qk = 192). Here a block max up to 2^8 above the reference costs nothing:
 // bf16 P keeps its relative precision at 2^8, FP8 P is scaled per block from the block's own max (so the
-// threshold changes no code: it moves only the unscale), and O and l stay far inside fp32. A rescale, 66 FMULs per thread for a whole warp when any of
-// its 16 rows needs one, does cost, in the softmax phase the other warpgroup's products must hide.
+// threshold changes no code: it moves only the unscale), and O and l stay far inside fp32. A rescale, 66 FMULs
+// per thread for a whole warp when any of its 16 rows needs one, does cost, in the softmax phase the other
+// warpgroup's products must hide.
 // bench/lazy_rescale_study.py counted the warp-blocks that rescale on the benchmark's inputs (S = 4K): none
 // at any tau on the speed protocol's std-0.1 Gaussians; at 0.125 / 0.5 / 8, 66-69% / 52-55% / 0% on std-1
 // Gaussians, 68-70% / 61-62% / 2-3% on outlier inputs and 22-31% / 19-28% / 1-3% on structured ones.

@@ -5,8 +5,8 @@
 # cores; with lean P it computes no exponential for P and no f32 -> e4m3 conversion (only the two rows'
 # rescale factors and block unscales use MUFU.EX2), with exact P it does (one MUFU.EX2 per score); with
 # split P it also runs the second P V chain (twice exact P's m64n136 QGMMAs) and the residual's f16x2
-# arithmetic (one f16 -> e4m3 conversion and one HADD2 per pair of scores), which exact P does not. Prints the key loop's instruction
-# mix: one warp, one key block.
+# arithmetic (one f16 -> e4m3 conversion and one HADD2 per pair of scores), which exact P does not. Prints
+# the key loop's instruction mix: one warp, one key block.
 # Usage: check_fp8_sass.sh CUOBJDUMP MANIFEST     (exit 77: no cuobjdump, the test is skipped)
 set -euo pipefail
 cuobjdump=$1
