@@ -40,7 +40,7 @@ Reg emit_lean_scale(Builder &b, Reg m, Reg bmax, Reg unscale);
 // Exact P's per-block scale: unscale = 2^max((bmax - m) - H, lowest). Returns the exponent bias H - bmax.
 Reg emit_exact_scale(Builder &b, Reg m, Reg bmax, Reg unscale);
 // dst = the lean code of a score, as a float whose byte 1 is the code: max(fma(s, 8c, offset), magic), so
-// negative codes and masked -inf scores become code 0 (numerics::lean_p_code_host).
+// negative codes and masked -inf scores become code 0 (numerics::lean_p_code).
 void emit_lean_code(Builder &b, Reg dst, Reg s, Reg c8, Reg offset);
 // dst = exp2(fma(s, c, bias)), the exact P before its conversion to e4m3.
 void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias);

@@ -16,7 +16,7 @@
 //         lean P (default at d = 128): the block max gets the code kLeanPTopCode (118) exactly, G = 7.75:
 //                            code_j = floor(fma(s_j, 8c, offset) - magic) with offset = fl(118.5 + magic - 8 bmax)
 //                            (magic = kLeanRoundMagic: the fma rounds to 1/256 of a code, byte 1 of its bits
-//                            is the code; lean_p_code_host), unscale = exp2((bmax - m) - G)
+//                            is the code; lean_p_code), unscale = exp2((bmax - m) - G)
 //         exact P (default at d_qk = 192): the block's largest p becomes exactly 2^H (code 120), so the
 //                            dominant weight of a peaked row carries no rounding error, G = H:
 //                            code_j = e4m3(exp2(fma(s_j, c, H - bmax))), unscale = exp2((bmax - m) - G)
@@ -166,9 +166,11 @@ ZYFA_HD float fp8_lean_p_offset(float bmax) {
 }
 // The code of score s, exactly as the GPU makes it: y = max(fma(s, 8c, offset), magic) (PTX max returns
 // magic for a NaN y, so NaN scores, underflow and masked -inf scores give code 0), then byte 1 of y's bits.
-inline int lean_p_code_host(float s, float c8, float magic_offset) {
-  const float y = std::fma(s, c8, magic_offset);
-  return y > kLeanRoundMagic ? int((float_bits(y) >> 8) & 0xffu) : 0;
+// The CPU backend and the fallback kernel both call this one definition.
+ZYFA_HD int lean_p_code(float s, float c8, float magic_offset) {
+  // fmax, like PTX max, returns the other operand for a NaN; byte 1 of kLeanRoundMagic itself is 0.
+  const float y = std::fmax(std::fma(s, c8, magic_offset), kLeanRoundMagic);
+  return int((float_bits(y) >> 8) & 0xffu);
 }
 
 // Lazy-rescale reference max for FP8: rounded up to a multiple of 1/kE4m3CodesPerBinade.

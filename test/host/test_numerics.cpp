@@ -147,7 +147,7 @@ TEST(LeanP, ByteOneOfTheFfmaIsTheFlooredCode) {
     const float y = std::fma(s, c8, offset);
     // The recurrence never asks for a code above the block max's (118).
     if (!(y > kLeanRoundMagic) || double(y) - kLeanRoundMagic > double(kE4m3MaxFiniteCode)) continue;
-    ASSERT_EQ(lean_p_code_host(s, c8, offset), int(std::floor(double(y) - kLeanRoundMagic))) << s << " " << c8;
+    ASSERT_EQ(lean_p_code(s, c8, offset), int(std::floor(double(y) - kLeanRoundMagic))) << s << " " << c8;
     ++compared;
   }
   EXPECT_GT(compared, 10000);
@@ -161,8 +161,8 @@ TEST(LeanP, TheBlockMaxGetsTheTopCode) {
   for (int i = 0; i < 100000; ++i) {
     const float c = scale(rng), c8 = 8.0f * c, top = smax(rng), bmax = c * top;
     const float offset = fp8_lean_p_offset(bmax);
-    ASSERT_EQ(lean_p_code_host(top, c8, offset), kLeanPTopCode) << top << " " << c;
-    ASSERT_LE(lean_p_code_host(top - below(rng), c8, offset), kLeanPTopCode) << top << " " << c;
+    ASSERT_EQ(lean_p_code(top, c8, offset), kLeanPTopCode) << top << " " << c;
+    ASSERT_LE(lean_p_code(top - below(rng), c8, offset), kLeanPTopCode) << top << " " << c;
   }
 }
 
@@ -176,30 +176,30 @@ TEST(LeanP, HostCodeIsTheGpuFormOverEverySum) {
   // Every float from 4 codes below the magic to 130 above (their quantum is 1/256 of a code).
   for (int i = -4 * 256; i < 130 * 256; ++i) {
     const float y = kLeanRoundMagic + float(i) / 256.0f;
-    const int code = lean_p_code_host(y, 1.0f, 0.0f);
+    const int code = lean_p_code(y, 1.0f, 0.0f);
     ASSERT_EQ(code, gpu_form(y)) << y;
     ASSERT_EQ(code, y > kLeanRoundMagic ? int(std::floor(double(y) - kLeanRoundMagic)) : 0) << y;
   }
   for (float y : {std::nanf(""), -INFINITY, INFINITY, 0.0f, -1e30f, 1e30f})
-    EXPECT_EQ(lean_p_code_host(y, 1.0f, 0.0f), gpu_form(y)) << y;
+    EXPECT_EQ(lean_p_code(y, 1.0f, 0.0f), gpu_form(y)) << y;
 }
 
 // A sum just below a whole code, 119 - 2^-24, rounds once (in the FFMA, to 1/256 of a code) up to 119; a sum
 // in double floored without that rounding would give 118.
 TEST(LeanP, RoundsOnceInTheFfma) {
   const float s = 0x1.fffffep-1f, c8 = 1.0f, offset = kLeanRoundMagic + 118.0f;
-  EXPECT_EQ(lean_p_code_host(s, c8, offset), 119);
+  EXPECT_EQ(lean_p_code(s, c8, offset), 119);
   EXPECT_EQ(int(std::floor(double(s) * c8 + offset - kLeanRoundMagic)), 118);
 }
 
 TEST(LeanP, NonFiniteScoresGiveCodeZero) {
   const float offset = fp8_lean_p_offset(1.0f);
-  EXPECT_EQ(lean_p_code_host(std::nanf(""), 8.0f, offset), 0);
-  EXPECT_EQ(lean_p_code_host(-INFINITY, 8.0f, offset), 0);  // a masked score
+  EXPECT_EQ(lean_p_code(std::nanf(""), 8.0f, offset), 0);
+  EXPECT_EQ(lean_p_code(-INFINITY, 8.0f, offset), 0);  // a masked score
   // An infinite score makes the block max infinite too: the offset is -inf and the FFMA NaN.
-  EXPECT_EQ(lean_p_code_host(INFINITY, 8.0f, fp8_lean_p_offset(INFINITY)), 0);
-  EXPECT_EQ(lean_p_code_host(1.0f, 8.0f, fp8_lean_p_offset(std::nanf(""))), 0);
-  EXPECT_EQ(lean_p_code_host(-100.0f, 8.0f, offset), 0);  // underflow
+  EXPECT_EQ(lean_p_code(INFINITY, 8.0f, fp8_lean_p_offset(INFINITY)), 0);
+  EXPECT_EQ(lean_p_code(1.0f, 8.0f, fp8_lean_p_offset(std::nanf(""))), 0);
+  EXPECT_EQ(lean_p_code(-100.0f, 8.0f, offset), 0);  // underflow
 }
 
 // For x = c s - bmax in [-6, 0] the lean value, over 2^(x + G), lies within the chord-plus-rounding bound:
@@ -210,7 +210,7 @@ TEST(LeanP, ValueStaysWithinTheLeanErrorBound) {
   const double top = std::exp2(double(fp8_top_binade(true)));
   for (int i = 0; i <= 6000; ++i) {
     const float x = -6.0f * float(i) / 6000.0f;
-    const float value = e4m3_value(uint8_t(lean_p_code_host(x, 8.0f, offset)));
+    const float value = e4m3_value(uint8_t(lean_p_code(x, 8.0f, offset)));
     const double ratio = double(value) / (top * std::exp2(double(x)));
     ASSERT_GE(ratio, std::exp2(-1.0 / 16) - 1e-6) << x;
     ASSERT_LE(ratio, 1.5 / std::exp2(3.5 / 8) + 1e-6) << x;
