@@ -513,6 +513,16 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
             set(d, lane, r);
             break;
           }
+          case Op::kMaxS16x2: {
+            const uint64_t x = val(in.src[0], Type::kB32, lane), y = val(in.src[1], Type::kB32, lane);
+            uint64_t r = 0;
+            for (int h = 0; h < 2; ++h) {
+              const int16_t xh = int16_t(uint16_t(x >> (16 * h))), yh = int16_t(uint16_t(y >> (16 * h)));
+              r |= uint64_t(uint16_t(xh > yh ? xh : yh)) << (16 * h);
+            }
+            set(d, lane, r);
+            break;
+          }
           case Op::kSetp: {
             bool r;
             if (f) {
