@@ -1,6 +1,6 @@
 // The softmax recurrence of src/kernels/numerics.h for the thread's two rows, step by step in its order:
 // diagonal mask, block max, lazy rescale (reference max rounded up to 1/8), per-block scale, P codes
-// (lean: one FFMA + one FMNMX per score and a PRMT per pair; exact: FFMA, EX2 and F2FP), and the fold of
+// (lean: one FFMA per score, then per pair a PRMT, a max.s16x2 and a PRMT; exact: FFMA, EX2 and F2FP), and the fold of
 // the block's accumulator, O = O * alpha + unscale acc.
 #include <cmath>
 

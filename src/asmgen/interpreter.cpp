@@ -26,6 +26,9 @@ uint64_t of_f32(float f) {
   std::memcpy(&u, &f, 4);
   return u;
 }
+// An arithmetic result as the GPU writes it: every NaN is the canonical 0x7fffffff (CUDA does not keep NaN
+// payloads or signs; x86 gives 0xffc00000), which lean P's code clamp reads as a NaN code (numerics.h).
+uint64_t of_f32_result(float f) { return std::isnan(f) ? uint64_t(0x7fffffffu) : of_f32(f); }
 int64_t as_signed(uint64_t bits, Type t) {
   const int n = type_bits(t);
   if (n == 64) return int64_t(bits);
@@ -425,7 +428,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           case Op::kOr: set(d, lane, a(0) | a(1)); break;
           case Op::kXor: set(d, lane, a(0) ^ a(1)); break;
           case Op::kFma:
-            set(d, lane, of_f32(std::fma(fval(in.src[0], lane), fval(in.src[1], lane), fval(in.src[2], lane))));
+            set(d, lane, of_f32_result(std::fma(fval(in.src[0], lane), fval(in.src[1], lane), fval(in.src[2], lane))));
             break;
           case Op::kEx2: set(d, lane, of_f32(flush(float(std::exp2(double(flush(fval(in.src[0], lane)))))))); break;
           case Op::kLg2: set(d, lane, of_f32(flush(float(std::log2(double(flush(fval(in.src[0], lane)))))))); break;
