@@ -26,7 +26,7 @@ max rounded up to 1/8) in float64, against float64 attention of the same e4m3 in
   m-anchored   ZYFA's lean P and zyfa's until 2026-11-30: an integer shift puts the block max anywhere in
                (112, 120] below the lazy reference m, so its Mitchell error and rounding are arbitrary
   code C       the block max at code C exactly (numerics::kLeanPTopCode; a fractional offset, which the
-               kernels round to 1/256 of a code)
+               kernels round to 2^-16 of a code)
   exact        exact P (MUFU), for scale
 Measured 2026-11-30 (S = 2048): code 118 errs 0.38x m-anchored on structured inputs, 0.81x on std-1
 Gaussians, 0.65x on outlier inputs; 1.17-1.20x exact P. Codes 117.5 and 118.5 (a tie at the top) and 119

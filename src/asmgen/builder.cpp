@@ -222,6 +222,13 @@ void Builder::prmt(Reg d, Operand a, Operand b, Operand selector) {
   in.src = {a, b, selector};
 }
 
+void Builder::max_s16x2(Reg d, Reg a, Reg b) {
+  for (Reg r : {d, a, b}) expect(r, Type::kB32, "max_s16x2");
+  Instr &in = push(Op::kMaxS16x2, Type::kB32);
+  in.dst = {d};
+  in.src = {a, b};
+}
+
 void Builder::setp(Reg p, Cmp cmp, Type t, Operand a, Operand b) {
   expect(p, Type::kPred, "setp");
   expect_same_width(a, t, "setp");

@@ -80,6 +80,7 @@ class Builder {
   void pack16x2(Reg d, Reg lo, Reg hi);    // mov.b32 d, {lo, hi}
   void unpack16x2(Reg lo, Reg hi, Reg a);  // mov.b32 {lo, hi}, a
   void prmt(Reg d, Operand a, Operand b, Operand selector);
+  void max_s16x2(Reg d, Reg a, Reg b);  // max.s16x2 (sm_90): each half as a signed 16-bit integer
 
   // ---- predicates
   void setp(Reg p, Cmp cmp, Type type, Operand a, Operand b);

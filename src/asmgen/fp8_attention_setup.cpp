@@ -43,7 +43,7 @@ Emitter::Emitter(Program &program, const Variant &v) : b(program), variant(v), l
   k_head = b.reg(Type::kU64, "k_head");
   v_head = b.reg(Type::kU64, "v_head");
   c = b.reg(Type::kF32, "c");
-  c8 = b.reg(Type::kF32, "c8");
+  lean_scale = b.reg(Type::kF32, "lean_scale");
   v_descale = b.reg(Type::kF32, "v_descale");
   for (int r = 0; r < 2; ++r) {
     diag_limit[r] = b.reg(Type::kS32, indexed("diag_limit", r));
@@ -150,7 +150,7 @@ void Emitter::tile_setup() {
   head_address(*this, k_head, offsetof(P, k), offsetof(P, k_batch_stride), offsetof(P, k_head_stride), b64, hk64);
   head_address(*this, v_head, offsetof(P, v), offsetof(P, v_batch_stride), offsetof(P, v_head_stride), b64, hk64);
 
-  emit_score_constants(b, batch, kv_head, c, c8, v_descale);
+  emit_score_constants(b, batch, kv_head, c, lean_scale, v_descale);
 
   // Diagonal block: row i of the tile keeps key j iff j <= i and key0 + j < seqlen. With the thread's
   // keys at 8 tile + 2 quad_col + (0, 1), that is 8 tile + (0, 1) <= min(i, seqlen - row0 - 1) - 2 quad_col.

@@ -1,20 +1,21 @@
 // The softmax recurrence of src/kernels/numerics.h for the thread's two rows, step by step in its order:
 // diagonal mask, block max, lazy rescale (reference max rounded up to 1/8), per-block scale, P codes
-// (lean: one FFMA + one FMNMX per score and a PRMT per pair; exact: FFMA, EX2 and F2FP), and the fold of
+// (lean: one FFMA per score, then per pair a PRMT, a max.s16x2 and a PRMT; exact: FFMA, EX2 and F2FP), and the fold of
 // the block's accumulator, O = O * alpha + unscale acc.
 #include <cmath>
 
 #include "asmgen/fp8_attention_emitter.hpp"
 #include "asmgen/fp8_recurrence.hpp"
+#include "kernels/numerics.h"
 
 namespace zyfa::asmgen::fp8 {
 namespace {
 
 // Row r of the thread owns accumulator elements 2r and 2r + 1 of every n8 tile.
 constexpr int row_of(int element) { return element / 2; }
-// prmt selector {a.byte1, b.byte1, a.byte0, a.byte0}: two lean codes (byte 1 of each, numerics.h's
-// kLeanRoundMagic) side by side in the low half.
-constexpr int kCodeBytesOfTwo = 0x0051;
+// prmt selector {a.byte0, a.byte2, a.byte0, a.byte0}: the two lean codes of emit_lean_code_pairs (the low
+// byte of each half) side by side in the low half.
+constexpr int kLowBytesOfHalves = 0x0020;
 
 }  // namespace
 
@@ -81,13 +82,17 @@ void Emitter::p_codes() {
       x[size_t(h)] = b.temp(Type::kF32, variant.lean_p ? "code" : "p_exact");
       const Reg score = s[size_t(j)][size_t(2 * r + h)];
       if (variant.lean_p)
-        emit_lean_code(b, x[size_t(h)], score, c8, code_offset[size_t(r)]);
+        emit_lean_code(b, x[size_t(h)], score, lean_scale, code_offset[size_t(r)]);
       else
         emit_exact_p(b, x[size_t(h)], score, c, exp_bias[size_t(r)]);
     }
     if (variant.lean_p) {
+      const Reg code_zero = b.temp(Type::kB32, "code_zero");
+      b.mov(code_zero, imm(int64_t(numerics::kLeanFieldOfCodeZero) * 0x10001));
+      const Reg halves = b.temp(Type::kB32, "codes_in_halves");
+      emit_lean_code_pairs(b, halves, x[0], x[1], code_zero);
       const Reg both = b.temp(Type::kB32, "codes");
-      b.prmt(both, x[0], x[1], imm(kCodeBytesOfTwo));
+      b.prmt(both, halves, halves, imm(kLowBytesOfHalves));
       const Reg unused = b.temp(Type::kB16, "codes_high");
       b.unpack16x2(pair, unused, both);
     } else {

@@ -27,7 +27,7 @@ void descale(Builder &b, Reg d, size_t field, Reg b64, Reg hk64) {
 
 }  // namespace
 
-void emit_score_constants(Builder &b, Reg batch, Reg kv_head, Reg c, Reg c8, Reg v_descale) {
+void emit_score_constants(Builder &b, Reg batch, Reg kv_head, Reg c, Reg lean_scale, Reg v_descale) {
   using P = Fp8AttentionParams;
   const Reg b64 = b.temp(Type::kS64, "batch64");
   const Reg hk64 = b.temp(Type::kS64, "kv_head64");
@@ -40,7 +40,7 @@ void emit_score_constants(Builder &b, Reg batch, Reg kv_head, Reg c, Reg c8, Reg
   descale(b, v_descale, offsetof(P, v_descale), b64, hk64);
   b.mul(c, load_param(b, Type::kF32, offsetof(P, score_scale), "score_scale"), qd);
   b.mul(c, c, kd);
-  b.mul(c8, c, f32(float(numerics::kE4m3CodesPerBinade)));
+  b.mul(lean_scale, c, f32(numerics::fp8_lean_p_scale(1.0f)));  // c / 8, exact
 }
 
 }  // namespace zyfa::asmgen

@@ -1,5 +1,5 @@
 // The per-tile constants both FP8 schedules derive from the descales, in numerics.h's order:
-//   c = (softmax_scale * log2 e) * q_descale * k_descale,  c8 = 8 c (exact),  and v_descale,
+//   c = (softmax_scale * log2 e) * q_descale * k_descale,  lean_scale = c / 8 (exact; numerics::fp8_lean_p_scale),  and v_descale,
 // each descale a constant of the parameter block or a float read from device memory at
 // (batch, kv head) (asmgen::Fp8DescaleParam).
 #ifndef ZYFA_ASMGEN_FP8_DESCALE_HPP_
@@ -9,7 +9,7 @@
 
 namespace zyfa::asmgen {
 
-void emit_score_constants(Builder &b, Reg batch, Reg kv_head, Reg c, Reg c8, Reg v_descale);
+void emit_score_constants(Builder &b, Reg batch, Reg kv_head, Reg c, Reg lean_scale, Reg v_descale);
 
 }  // namespace zyfa::asmgen
 

@@ -104,6 +104,9 @@ Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, Reg *alpha) {
 
 namespace {
 
+// prmt selector {y0.bytes 2-3, y1.bytes 2-3}: the two codes' 16-bit fields (numerics.h) side by side.
+constexpr int kLeanFieldsOfTwo = 0x7632;
+
 // unscale = 2^max((bmax - m) - G, lowest) (numerics::fp8_unscale_log2).
 void emit_unscale(Builder &b, Reg m, Reg bmax, Reg unscale, bool lean_p) {
   const Reg x = b.temp(Type::kF32, "unscale_log2");
@@ -118,8 +121,9 @@ void emit_unscale(Builder &b, Reg m, Reg bmax, Reg unscale, bool lean_p) {
 Reg emit_lean_scale(Builder &b, Reg m, Reg bmax, Reg unscale) {
   emit_unscale(b, m, bmax, unscale, /*lean_p=*/true);
   const Reg offset = b.temp(Type::kF32, "code_offset");
-  b.fma(offset, bmax, f32(-float(nx::kE4m3CodesPerBinade)),
-        f32(float(nx::kLeanPTopCode) + 0.5f + nx::kLeanRoundMagic));
+  constexpr float kPerLevel = 1.0f / float(nx::kLeanLevelsPerUnit);  // as numerics::fp8_lean_p_offset
+  b.fma(offset, bmax, f32(-float(nx::kE4m3CodesPerBinade) * kPerLevel),
+        f32(nx::kLeanCodeBase + (float(nx::kLeanPTopCode) + 0.5f) * kPerLevel));
   return offset;
 }
 
@@ -130,9 +134,11 @@ Reg emit_exact_scale(Builder &b, Reg m, Reg bmax, Reg unscale) {
   return bias;
 }
 
-void emit_lean_code(Builder &b, Reg dst, Reg s, Reg c8, Reg offset) {
-  b.fma(dst, s, c8, offset);
-  b.max(dst, dst, f32(nx::kLeanRoundMagic));
+void emit_lean_code(Builder &b, Reg dst, Reg s, Reg lean_scale, Reg offset) { b.fma(dst, s, lean_scale, offset); }
+
+void emit_lean_code_pairs(Builder &b, Reg dst, Reg y0, Reg y1, Reg code_zero) {
+  b.prmt(dst, y0, y1, imm(kLeanFieldsOfTwo));
+  b.max_s16x2(dst, dst, code_zero);
 }
 
 void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias) {

@@ -20,10 +20,10 @@ constexpr int kTurnThreads = kConsumers * kWarpgroupThreads;
 // A K-major swizzled operand ignores the leading byte offset; one unit goes there, as CUTLASS writes it.
 constexpr uint64_t kUnusedLeading = 1;
 constexpr uint64_t kDescUnit = 16;
-// prmt selectors: {a.byte1, b.byte1, -, -} (two lean codes, byte 1 of each: numerics.h's kLeanRoundMagic)
-// and {x.bytes 0-1, y.bytes 0-1}.
-constexpr int kCodeBytesOfTwo = 0x0051;
+// prmt selectors: {x.bytes 0-1, y.bytes 0-1}, and {x.byte 0, x.byte 2, y.byte 0, y.byte 2} (the codes in the
+// low byte of each half of two pairs, emit_lean_code_pairs).
 constexpr int kLowHalves = 0x5410;
+constexpr int kLowBytesOfHalves = 0x6420;
 
 }  // namespace
 
@@ -80,7 +80,7 @@ void WgmmaEmitter::consumer_setup() {
   consumer_q_phase = b.reg(Type::kU32, "consumer_q_phase");
   for (Reg r : {k_ring.index, k_ring.phase, vt_ring.index, vt_ring.phase, consumer_q_phase}) b.mov(r, imm(0));
   c = b.reg(Type::kF32, "c");
-  c8 = b.reg(Type::kF32, "c8");
+  lean_scale = b.reg(Type::kF32, "lean_scale");
   v_descale = b.reg(Type::kF32, "v_descale");
   for (int h = 0; h < 2; ++h) {
     m[size_t(h)] = b.reg(Type::kF32, indexed("m", h));
@@ -197,7 +197,7 @@ void WgmmaEmitter::block_codes(const BlockScale &scale) {
     for (int i = 0; i < kChunks; ++i)
       for (int e = 0; e < 2; ++e) {
         const Reg x = s[size_t(reg_of(i, h, e))];
-        if (variant.lean_p) emit_lean_code(b, x, x, c8, offset);
+        if (variant.lean_p) emit_lean_code(b, x, x, lean_scale, offset);
         else emit_exact_p(b, x, x, c, offset);
       }
   }
@@ -243,6 +243,11 @@ void WgmmaEmitter::fold() {
 // chunks c = 4 kk + 2 half and 4 kk + 2 half + 1, in the key order V^T was written in
 // (fp8_wgmma_producer.cpp).
 void WgmmaEmitter::pack_p() {
+  Reg code_zero;  // ptxas folds it into VIMNMX's immediate
+  if (variant.lean_p) {
+    code_zero = b.temp(Type::kB32, "code_zero");
+    b.mov(code_zero, imm(int64_t(nx::kLeanFieldOfCodeZero) * 0x10001));
+  }
   for (int kk = 0; kk < kPvSteps; ++kk)
     for (int half = 0; half < 2; ++half)
       for (int h = 0; h < 2; ++h) {
@@ -251,9 +256,9 @@ void WgmmaEmitter::pack_p() {
         if (variant.lean_p) {
           const Reg lo = b.temp(Type::kB32, "codes_lo");
           const Reg hi = b.temp(Type::kB32, "codes_hi");
-          b.prmt(lo, s[size_t(reg_of(c0, h, 0))], s[size_t(reg_of(c0, h, 1))], imm(kCodeBytesOfTwo));
-          b.prmt(hi, s[size_t(reg_of(c1, h, 0))], s[size_t(reg_of(c1, h, 1))], imm(kCodeBytesOfTwo));
-          b.prmt(dst, lo, hi, imm(kLowHalves));
+          emit_lean_code_pairs(b, lo, s[size_t(reg_of(c0, h, 0))], s[size_t(reg_of(c0, h, 1))], code_zero);
+          emit_lean_code_pairs(b, hi, s[size_t(reg_of(c1, h, 0))], s[size_t(reg_of(c1, h, 1))], code_zero);
+          b.prmt(dst, lo, hi, imm(kLowBytesOfHalves));
         } else {
           const std::array<Reg, 2> codes = {b.temp(Type::kB16, "codes_lo"), b.temp(Type::kB16, "codes_hi")};
           std::array<Reg, 2> residual_codes;
@@ -284,7 +289,7 @@ Reg WgmmaEmitter::split_p_lo(Reg p1, Reg p0, Reg hi) {
 
 // ---- one query tile
 void WgmmaEmitter::consumer_tile() {
-  emit_score_constants(b, batch, kv_head, c, c8, v_descale);
+  emit_score_constants(b, batch, kv_head, c, lean_scale, v_descale);
   for (Reg r : o) b.mov(r, f32(0.0f));
   for (Reg r : l) b.mov(r, f32(0.0f));
 

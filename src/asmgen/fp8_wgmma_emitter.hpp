@@ -163,7 +163,7 @@ class WgmmaEmitter {
   Reg q_desc, k_desc, vt_desc;   // descriptors of Q (this consumer's rows), K and V^T buffer 0
   Ring k_ring, vt_ring;
   Reg consumer_q_phase;          // parity of Q's barriers on the consumer side
-  Reg c, c8, v_descale;
+  Reg c, lean_scale, v_descale;
   std::array<Reg, kORegs> o;
   std::array<Reg, kAccRegs> acc;  // one block's P V; registers 64 and 66 are the rows' sums of P
   std::array<Reg, kScoreRegs> s;

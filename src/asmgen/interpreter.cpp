@@ -26,6 +26,9 @@ uint64_t of_f32(float f) {
   std::memcpy(&u, &f, 4);
   return u;
 }
+// An arithmetic result as the GPU writes it: every NaN is the canonical 0x7fffffff (CUDA does not keep NaN
+// payloads or signs; x86 gives 0xffc00000), which lean P's code clamp reads as a NaN code (numerics.h).
+uint64_t of_f32_result(float f) { return std::isnan(f) ? uint64_t(0x7fffffffu) : of_f32(f); }
 int64_t as_signed(uint64_t bits, Type t) {
   const int n = type_bits(t);
   if (n == 64) return int64_t(bits);
@@ -425,7 +428,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           case Op::kOr: set(d, lane, a(0) | a(1)); break;
           case Op::kXor: set(d, lane, a(0) ^ a(1)); break;
           case Op::kFma:
-            set(d, lane, of_f32(std::fma(fval(in.src[0], lane), fval(in.src[1], lane), fval(in.src[2], lane))));
+            set(d, lane, of_f32_result(std::fma(fval(in.src[0], lane), fval(in.src[1], lane), fval(in.src[2], lane))));
             break;
           case Op::kEx2: set(d, lane, of_f32(flush(float(std::exp2(double(flush(fval(in.src[0], lane)))))))); break;
           case Op::kLg2: set(d, lane, of_f32(flush(float(std::log2(double(flush(fval(in.src[0], lane)))))))); break;
@@ -509,6 +512,16 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
               uint64_t byte = (bytes >> (8 * (s & 7))) & 0xff;
               if (s & 8) byte = (byte & 0x80) ? 0xff : 0;  // sign replication
               r |= byte << (8 * i);
+            }
+            set(d, lane, r);
+            break;
+          }
+          case Op::kMaxS16x2: {
+            const uint64_t x = val(in.src[0], Type::kB32, lane), y = val(in.src[1], Type::kB32, lane);
+            uint64_t r = 0;
+            for (int h = 0; h < 2; ++h) {
+              const int16_t xh = int16_t(uint16_t(x >> (16 * h))), yh = int16_t(uint16_t(y >> (16 * h)));
+              r |= uint64_t(uint16_t(xh > yh ? xh : yh)) << (16 * h);
             }
             set(d, lane, r);
             break;

@@ -134,6 +134,7 @@ class Printer {
         out_ << "mov.b32 {" << reg(in.dst[0]) << ", " << reg(in.dst[1]) << "}, " << reg(in.src[0].reg);
         break;
       case Op::kPrmt: out_ << "prmt.b32 " << args(in); break;
+      case Op::kMaxS16x2: out_ << "max.s16x2 " << args(in); break;
       case Op::kSetp:
         out_ << "setp." << cmp_name(in.cmp) << "." << t << " " << reg(in.dst[0]) << ", "
              << operand(in.src[0], in.type) << ", " << operand(in.src[1], in.type);

@@ -20,7 +20,7 @@ enum class Op : uint8_t {
   // fp32 arithmetic (every rounding explicit, so ptxas never contracts a mul and an add)
   kFma, kMul, kEx2, kLg2,
   // conversions and byte work
-  kCvt, kCvtE4m3x2, kCvtF16x2E4m3x2, kCvtBf16x2, kPack16x2, kUnpack16x2, kPrmt,
+  kCvt, kCvtE4m3x2, kCvtF16x2E4m3x2, kCvtBf16x2, kPack16x2, kUnpack16x2, kPrmt, kMaxS16x2,
   // f16x2 work (split P's residual)
   kCvtF16x2F32, kSubF16x2, kCvtE4m3x2F16x2,
   // predicates

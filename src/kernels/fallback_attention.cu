@@ -192,7 +192,7 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
     c = c * read_descale(p.k_descale, b, kv_head);
     v_descale = read_descale(p.v_descale, b, kv_head);
   }
-  const float c8 = c * float(nx::kE4m3CodesPerBinade);  // exact: a power of two
+  const float lean_scale = nx::fp8_lean_p_scale(c);  // exact: a power of two
 
   const uint8_t *q_head = head_base<kFp8>(p.q, b, h);
   const uint8_t *k_head = head_base<kFp8>(p.k, b, kv_head);
@@ -305,7 +305,7 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
           o[jo][2 * r] *= inv_fold;
           o[jo][2 * r + 1] *= inv_fold;
         }
-        // Lean P: numerics::lean_p_code, one FFMA and the clamp the emitted kernels do. Exact P:
+        // Lean P: numerics::lean_p_code (one FFMA, then the clamp the wgmma kernels do with max.s16x2). Exact P:
         // code = e4m3(exp2(fma(s, c, H - bmax))), rounded by cvt.rn.satfinite.e4m3x2.f32; the block max
         // becomes exactly 2^H.
         const float lean_offset = nx::fp8_lean_p_offset(bmax[r]);
@@ -315,7 +315,7 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
           int code[2];
           if (lean_p) {
 #pragma unroll
-            for (int e = 0; e < 2; ++e) code[e] = nx::lean_p_code(s[j][2 * r + e], c8, lean_offset);
+            for (int e = 0; e < 2; ++e) code[e] = nx::lean_p_code(s[j][2 * r + e], lean_scale, lean_offset);
           } else {
             const float2 pe = make_float2(exp2f(fmaf(s[j][2 * r], c, bias)), exp2f(fmaf(s[j][2 * r + 1], c, bias)));
             const uint32_t codes = __nv_cvt_float2_to_fp8x2(pe, __NV_SATFINITE, __NV_E4M3);  // .x in the low byte

@@ -14,9 +14,10 @@
 //   FP8:  per-block scaling, so that small P stay normal e4m3 values (H = kFp8HeadroomBinades):
 //         (which of the two: Problem::lean_p, from the descriptor's p_rounding; see uses_lean_p)
 //         lean P (default at d = 128): the block max gets the code kLeanPTopCode (118) exactly, G = 7.75:
-//                            code_j = floor(fma(s_j, 8c, offset) - magic) with offset = fl(118.5 + magic - 8 bmax)
-//                            (magic = kLeanRoundMagic: the fma rounds to 1/256 of a code, byte 1 of its bits
-//                            is the code; lean_p_code), unscale = exp2((bmax - m) - G)
+//                            y_j = fma(s_j, c / 8, offset), offset = fl(2 + (118.5 - 8 bmax) / 64), so that
+//                            y_j = 2 + level_j / 64 with level_j = 8 (c s_j - bmax) + 118.5; the code is
+//                            floor(level_j), bits 16-22 of y_j, clamped at 0 (lean_p_code),
+//                            unscale = exp2((bmax - m) - G)
 //         exact P (default at d_qk = 192): the block's largest p becomes exactly 2^H (code 120), so the
 //                            dominant weight of a peaked row carries no rounding error, G = H:
 //                            code_j = e4m3(exp2(fma(s_j, c, H - bmax))), unscale = exp2((bmax - m) - G)
@@ -86,10 +87,15 @@ constexpr int kFp8HeadroomBinades = 8;
 // benchmark's inputs (bench/lean_p_study.py --anchors): 0.38x the error of the m-anchored codes on
 // structured inputs, 0.81x on std-1 Gaussians, 0.65x on outlier inputs; 117.5 or 119 does worse.
 constexpr int kLeanPTopCode = 118;
-// 1.5 * 2^15: an FFMA whose addend holds it rounds its result to 1/256 of a code and leaves floor(code) in
-// byte 1 of the float's bits (for codes below 256), so the code offset need not be an integer and the
-// block max can sit exactly on kLeanPTopCode. A PRMT picks byte 1 as it would pick byte 0.
-constexpr float kLeanRoundMagic = 49152.0f;
+// Lean P's codes as floats y = 2 + level / 64 in [2, 4): there the float's bits 16-31 read as a signed 16-bit
+// integer are 0x4000 + floor(level) (sign 0, exponent 128 with its low bit 0, then the top seven mantissa
+// bits), the FFMA rounds the level to 2^-16 of a code, and the offset need not be an integer, so the block
+// max can sit exactly on kLeanPTopCode. Every y below 2 (negative levels, a negative y, -inf) reads below
+// 0x4000 as that integer, so one max.s16x2 clamps two codes at once after a PRMT has gathered their bits
+// 16-31 into one register; the low byte of each half is then the code.
+constexpr float kLeanCodeBase = 2.0f;
+constexpr int kLeanLevelsPerUnit = 64;     // levels per unit of y in [2, 4): 128 codes over its 2 units
+constexpr int kLeanFieldOfCodeZero = 0x4000;  // bits 16-31 of y = 2.0
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
@@ -154,23 +160,27 @@ ZYFA_HD uint8_t e4m3_code(float x) {
   return uint8_t(sign | ((re - 1 + 7) << 3) | (uint8_t(std::ldexp(r, -(re - 1 - 3))) - 8));
 }
 
-// ---- lean P: the e4m3 code of 2^(c s - bmax + G) as one rounded multiply-add. fp8_lean_p_offset is the
-// per-row addend, as the GPU forms it (one FFMA): 118.5 - 8 bmax plus kLeanRoundMagic, so that the block
-// max's score lands at code 118.5 and floors to 118. What can move it: bmax's own rounding (8 c smax is exact
-// in the FFMA, 8 bmax is rounded: up to 4 ulp(bmax) in codes), the offset's (half an ulp of it: 1/512 of a
-// code while |8 bmax| < 2^14, coarser beyond) and the FFMA's (1/256 of a code), all shared by the whole
-// row. The top code passes 126 (NaN at 127) only past an error of 8.5 codes, |bmax| around 2^24; at
-// fuzz_attention's kSaneScoreRange (2^16) a review measured at most 0.05 codes.
+// ---- lean P: the e4m3 code of 2^(c s - bmax + G) as one rounded multiply-add. fp8_lean_p_scale(c) is its
+// multiplier, c / 8 (exact), and fp8_lean_p_offset the per-row addend, as the GPU forms it (one FFMA):
+// 2 + (118.5 - 8 bmax) / 64, so that the block max's score lands at level 118.5 and floors to 118. What can
+// move it, for the whole row alike: bmax's rounding (the FFMA's product c smax / 8 is exact, bmax is not: up
+// to 4 ulp(bmax) in codes), the offset's (64 half-ulps of it in codes: about as much) and the FFMA's (2^-16
+// of a code). At |bmax| = 2^k that is about 2^(k - 20) codes; the top code passes 126 (8.5 codes) only
+// around |bmax| = 2^23, far beyond fuzz_attention's kSaneScoreRange (2^16).
+ZYFA_HD float fp8_lean_p_scale(float c) { return c * (float(kE4m3CodesPerBinade) / float(kLeanLevelsPerUnit)); }
 ZYFA_HD float fp8_lean_p_offset(float bmax) {
-  return std::fma(bmax, -float(kE4m3CodesPerBinade), float(kLeanPTopCode) + 0.5f + kLeanRoundMagic);
+  constexpr float kPerLevel = 1.0f / float(kLeanLevelsPerUnit);
+  return std::fma(bmax, -float(kE4m3CodesPerBinade) * kPerLevel,
+                  kLeanCodeBase + (float(kLeanPTopCode) + 0.5f) * kPerLevel);
 }
-// The code of score s, exactly as the GPU makes it: y = max(fma(s, 8c, offset), magic) (PTX max returns
-// magic for a NaN y, so NaN scores, underflow and masked -inf scores give code 0), then byte 1 of y's bits.
-// The CPU backend and the fallback kernel both call this one definition.
-ZYFA_HD int lean_p_code(float s, float c8, float magic_offset) {
-  // fmax, like PTX max, returns the other operand for a NaN; byte 1 of kLeanRoundMagic itself is 0.
-  const float y = std::fmax(std::fma(s, c8, magic_offset), kLeanRoundMagic);
-  return int((float_bits(y) >> 8) & 0xffu);
+// The code of score s, exactly as the GPU makes it: y = fma(s, scale, offset); bits 16-31 of y as a signed
+// 16-bit integer, max with kLeanFieldOfCodeZero (max.s16x2), then its low byte. A NaN y is the GPU's
+// canonical NaN (0x7fffffff), whose field is 0x7fff: code 0xff, an e4m3 NaN, so NaN scores give NaN outputs.
+ZYFA_HD int lean_p_code(float s, float scale, float offset) {
+  const float y = std::fma(s, scale, offset);
+  const uint32_t bits = y != y ? 0x7fffffffu : float_bits(y);
+  const int field = int(int16_t(uint16_t(bits >> 16)));
+  return (field > kLeanFieldOfCodeZero ? field : kLeanFieldOfCodeZero) & 0xff;
 }
 
 // Lazy-rescale reference max for FP8: rounded up to a multiple of 1/kE4m3CodesPerBinade.

@@ -115,7 +115,7 @@ void block_bf16(Row &row, const float *scores, int64_t n, const float *v, const 
 void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float *v,
                const HeadConstants &k, int64_t d_v, float *acc) {
   const float *code_value = e4m3_table().value;
-  const float c8 = k.c * float(nx::kE4m3CodesPerBinade);
+  const float lean_scale = nx::fp8_lean_p_scale(k.c);
   const float lean_offset = nx::fp8_lean_p_offset(bmax);
   const float exp_bias = nx::fp8_exact_p_bias(bmax);
   std::fill(acc, acc + d_v, 0.0f);
@@ -127,7 +127,7 @@ void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float
     add_scaled(acc, v + j * d_v, p, d_v);
   };
   for (int64_t j = 0; j < n; ++j)
-    add(j, code_value[k.lean_p ? nx::lean_p_code(scores[j], c8, lean_offset) : nx::e4m3_code(exact_p(j))]);
+    add(j, k.lean_p ? code_value[nx::lean_p_code(scores[j], lean_scale, lean_offset)] : code_value[nx::e4m3_code(exact_p(j))]);
   // Split P: the residuals' product, after the block's first one, into the same sums.
   if (k.split_p)
     for (int64_t j = 0; j < n; ++j) {

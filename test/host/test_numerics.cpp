@@ -135,19 +135,24 @@ TEST(E4m3, TiesSubnormalsSaturationAndNan) {
 
 // ---- lean P
 
-// The byte trick: for y in [magic, 2^16), byte 1 of y's bits is floor(y - magic), the code.
-TEST(LeanP, ByteOneOfTheFfmaIsTheFlooredCode) {
+// y = 2 + level / 64 for the level of score s (numerics.h), in double: what lean_p_code floors.
+double lean_level(float s, float scale, float offset) { return (double(std::fma(s, scale, offset)) - kLeanCodeBase) * kLeanLevelsPerUnit; }
+
+// The field trick: for y in [2, 4), bits 16-31 of y read as an int16 are 0x4000 + floor(level).
+TEST(LeanP, TheFieldOfTheFfmaIsTheFlooredCode) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> smax(-3000.0f, 3000.0f), scale(0.001f, 0.1f), below(0.0f, 20.0f);
   int compared = 0;
   for (int i = 0; i < 200000; ++i) {
     // Scores up to 20 binades below the block max, most of them above code 0.
-    const float c = scale(rng), c8 = 8.0f * c, top = smax(rng), s = top - below(rng) / c;
-    const float offset = fp8_lean_p_offset(c * top);
-    const float y = std::fma(s, c8, offset);
-    // The recurrence never asks for a code above the block max's (118).
-    if (!(y > kLeanRoundMagic) || double(y) - kLeanRoundMagic > double(kE4m3MaxFiniteCode)) continue;
-    ASSERT_EQ(lean_p_code(s, c8, offset), int(std::floor(double(y) - kLeanRoundMagic))) << s << " " << c8;
+    const float c = scale(rng), top = smax(rng), s = top - below(rng) / c;
+    const float lean_scale = fp8_lean_p_scale(c), offset = fp8_lean_p_offset(c * top);
+    const double level = lean_level(s, lean_scale, offset);
+    if (level < 0) {
+      ASSERT_EQ(lean_p_code(s, lean_scale, offset), 0) << s << " " << c;
+      continue;
+    }
+    ASSERT_EQ(lean_p_code(s, lean_scale, offset), int(std::floor(level))) << s << " " << c;
     ++compared;
   }
   EXPECT_GT(compared, 10000);
@@ -159,58 +164,63 @@ TEST(LeanP, TheBlockMaxGetsTheTopCode) {
   // Block maxes up to fuzz_attention's sane score range, 2^16 binades.
   std::uniform_real_distribution<float> smax(-2000.0f, 2000.0f), scale(0.001f, 32.0f), below(0.0f, 50.0f);
   for (int i = 0; i < 100000; ++i) {
-    const float c = scale(rng), c8 = 8.0f * c, top = smax(rng), bmax = c * top;
-    const float offset = fp8_lean_p_offset(bmax);
-    ASSERT_EQ(lean_p_code(top, c8, offset), kLeanPTopCode) << top << " " << c;
-    ASSERT_LE(lean_p_code(top - below(rng), c8, offset), kLeanPTopCode) << top << " " << c;
+    const float c = scale(rng), top = smax(rng), bmax = c * top;
+    const float lean_scale = fp8_lean_p_scale(c), offset = fp8_lean_p_offset(bmax);
+    ASSERT_EQ(lean_p_code(top, lean_scale, offset), kLeanPTopCode) << top << " " << c;
+    ASSERT_LE(lean_p_code(top - below(rng), lean_scale, offset), kLeanPTopCode) << top << " " << c;
   }
 }
 
-// The GPU's form, written out: PTX max.f32 (the non-NaN operand, so NaN gives magic), then byte 1 of the bits;
-// against the floor of y - magic across the codes, their edges, and what lies below and above them.
+// The GPU's form, written out: PRMT gathers bits 16-31 of y, max.s16x2 with 0x4000, the low byte; over every
+// float y from -8 to 4 in steps of 2^-12 and the special values.
 TEST(LeanP, HostCodeIsTheGpuFormOverEverySum) {
   auto gpu_form = [](float y) {
-    const float clamped = std::isnan(y) ? kLeanRoundMagic : std::max(y, kLeanRoundMagic);
-    return int((float_bits(clamped) >> 8) & 0xffu);
+    const uint32_t bits = std::isnan(y) ? 0x7fffffffu : float_bits(y);  // the GPU's canonical NaN
+    const int16_t field = int16_t(uint16_t(bits >> 16));
+    return int(std::max<int16_t>(field, int16_t(kLeanFieldOfCodeZero)) & 0xff);
   };
-  // Every float from 4 codes below the magic to 130 above (their quantum is 1/256 of a code).
-  for (int i = -4 * 256; i < 130 * 256; ++i) {
-    const float y = kLeanRoundMagic + float(i) / 256.0f;
+  for (int i = -8 * 4096; i < 4 * 4096; ++i) {  // from 4 on a finite score cannot reach (the top is 118)
+    const float y = float(i) / 4096.0f;
     const int code = lean_p_code(y, 1.0f, 0.0f);
     ASSERT_EQ(code, gpu_form(y)) << y;
-    ASSERT_EQ(code, y > kLeanRoundMagic ? int(std::floor(double(y) - kLeanRoundMagic)) : 0) << y;
+    if (y >= kLeanCodeBase && y < 2 * kLeanCodeBase)
+      ASSERT_EQ(code, int(std::floor((double(y) - kLeanCodeBase) * kLeanLevelsPerUnit))) << y;
+    else
+      ASSERT_EQ(code, 0) << y;  // below 2: clamped
   }
-  for (float y : {std::nanf(""), -INFINITY, INFINITY, 0.0f, -1e30f, 1e30f})
-    EXPECT_EQ(lean_p_code(y, 1.0f, 0.0f), gpu_form(y)) << y;
+  for (float y : {-INFINITY, -1e30f, -0.0f, 0.0f, 1e-30f})
+    EXPECT_EQ(lean_p_code(y, 1.0f, 0.0f), 0) << y;
+  EXPECT_EQ(lean_p_code(std::nanf(""), 1.0f, 0.0f), 0xff);  // NaN scores: an e4m3 NaN code
 }
 
-// A sum just below a whole code, 119 - 2^-24, rounds once (in the FFMA, to 1/256 of a code) up to 119; a sum
+// A sum just below a whole code, 119 - 2^-20, rounds once (in the FFMA, to 2^-16 of a code) up to 119; a sum
 // in double floored without that rounding would give 118.
 TEST(LeanP, RoundsOnceInTheFfma) {
-  const float s = 0x1.fffffep-1f, c8 = 1.0f, offset = kLeanRoundMagic + 118.0f;
-  EXPECT_EQ(lean_p_code(s, c8, offset), 119);
-  EXPECT_EQ(int(std::floor(double(s) * c8 + offset - kLeanRoundMagic)), 118);
+  const float offset = kLeanCodeBase + 119.0f / kLeanLevelsPerUnit;
+  const float s = -0x1p-26f;  // level 119 - 2^-20 before the FFMA's rounding
+  EXPECT_EQ(lean_p_code(s, 1.0f, offset), 119);
+  EXPECT_EQ(int(std::floor((double(s) + offset - kLeanCodeBase) * kLeanLevelsPerUnit)), 118);
 }
 
-TEST(LeanP, NonFiniteScoresGiveCodeZero) {
+TEST(LeanP, NonFiniteScoresStayOutOfTheCodes) {
   const float offset = fp8_lean_p_offset(1.0f);
-  EXPECT_EQ(lean_p_code(std::nanf(""), 8.0f, offset), 0);
-  EXPECT_EQ(lean_p_code(-INFINITY, 8.0f, offset), 0);  // a masked score
-  // An infinite score makes the block max infinite too: the offset is -inf and the FFMA NaN.
-  EXPECT_EQ(lean_p_code(INFINITY, 8.0f, fp8_lean_p_offset(INFINITY)), 0);
-  EXPECT_EQ(lean_p_code(1.0f, 8.0f, fp8_lean_p_offset(std::nanf(""))), 0);
-  EXPECT_EQ(lean_p_code(-100.0f, 8.0f, offset), 0);  // underflow
+  EXPECT_EQ(lean_p_code(-INFINITY, 1.0f, offset), 0);  // a masked score
+  EXPECT_EQ(lean_p_code(-100.0f, 1.0f, offset), 0);    // underflow
+  // NaN scores, and an infinite one (its block max is infinite too: the offset is -inf and the FFMA NaN),
+  // give an e4m3 NaN, so the row's output is NaN.
+  EXPECT_EQ(lean_p_code(std::nanf(""), 1.0f, offset), 0xff);
+  EXPECT_EQ(lean_p_code(INFINITY, 1.0f, fp8_lean_p_offset(INFINITY)), 0xff);
 }
 
-// For x = c s - bmax in [-6, 0] the lean value, over 2^(x + G), lies within the chord-plus-rounding bound:
+// For x = c s - bmax in [-6, 0] the lean value, over 2^(x + 7.75), lies within the chord-plus-rounding bound:
 // the chord of 2^x over a binade overestimates by at most 1.5 / 2^(3.5/8) = 1.1076 (with half a code of
 // rounding), and rounding alone underestimates by at most 2^(-1/16).
 TEST(LeanP, ValueStaysWithinTheLeanErrorBound) {
-  const float offset = fp8_lean_p_offset(0.0f);
-  const double top = std::exp2(double(fp8_top_binade(true)));
+  const float offset = fp8_lean_p_offset(0.0f), lean_scale = fp8_lean_p_scale(1.0f);
+  const double top = std::exp2(double(kLeanPTopCode - kE4m3CodeOfOne) / kE4m3CodesPerBinade);
   for (int i = 0; i <= 6000; ++i) {
     const float x = -6.0f * float(i) / 6000.0f;
-    const float value = e4m3_value(uint8_t(lean_p_code(x, 8.0f, offset)));
+    const float value = e4m3_value(uint8_t(lean_p_code(x, lean_scale, offset)));
     const double ratio = double(value) / (top * std::exp2(double(x)));
     ASSERT_GE(ratio, std::exp2(-1.0 / 16) - 1e-6) << x;
     ASSERT_LE(ratio, 1.5 / std::exp2(3.5 / 8) + 1e-6) << x;
