@@ -13,7 +13,8 @@
 //   BF16: p_j = bf16(exp2(fma(s_j, c, -m)));                      O += sum p_j v_j; l += sum p_j
 //   FP8:  per-block scaling, so that small P stay normal e4m3 values (H = kFp8HeadroomBinades):
 //         (which of the two: Problem::lean_p, from the descriptor's p_rounding; see uses_lean_p)
-//         lean P (default at d = 128): the block max gets the code kLeanPTopCode (118) exactly, G = 7.75:
+//         lean P (default at d = 128): the block max gets the code kLeanPTopCode (118, value 224) exactly,
+//                            G = log2(224) = kLeanPTopBinade:
 //                            y_j = fma(s_j, c / 8, offset), offset = fl(2 + (118.5 - 8 bmax) / 64), so that
 //                            y_j = 2 + level_j / 64 with level_j = 8 (c s_j - bmax) + 118.5; the code is
 //                            floor(level_j), bits 16-22 of y_j, clamped at 0 (lean_p_code),
@@ -212,9 +213,11 @@ ZYFA_HD float fp8_split_p_lo(float p, float hi) {
 }
 
 // The binade G that a block's max takes: exact P's 2^H, lean P's code kLeanPTopCode.
-ZYFA_HD float fp8_top_binade(bool lean_p) {
-  return lean_p ? float(kLeanPTopCode - kE4m3CodeOfOne) / float(kE4m3CodesPerBinade) : float(kFp8HeadroomBinades);
-}
+// Lean P's G is the top code's own value, log2(224) = 7 + log2(1.75), not its place in the binades (7.75): the top
+// weight then enters l exactly, and the rest of the row carries Mitchell's factor over 1.0406 (code 118's), which
+// averages out; with 7.75, l (and the LSE from it) carried the whole mean factor, 4% (0.04 nats).
+constexpr float kLeanPTopBinade = 7.807354922057604f;
+ZYFA_HD float fp8_top_binade(bool lean_p) { return lean_p ? kLeanPTopBinade : float(kFp8HeadroomBinades); }
 // Exact P: the exponent bias that maps the block max bmax to exactly 2^H.
 ZYFA_HD float fp8_exact_p_bias(float bmax) { return float(kFp8HeadroomBinades) - bmax; }
 // The log2 of the factor that folds a block whose max (2^G) is bmax back under reference m, clamped so that
