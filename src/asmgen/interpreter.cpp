@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <stdexcept>
 
 #include "kernels/numerics.h"
@@ -96,6 +97,13 @@ struct Interpreter::Warp {
   std::vector<uint64_t> regs;
   std::vector<Copy> open_group[kWarpSize];                 // issued, not yet committed
   std::vector<std::vector<Copy>> committed[kWarpSize];     // oldest first
+  // wgmma runs asynchronously on the GPU: the registers of a product in flight (its A fragments, its
+  // accumulator) belong to it until a wgmma.wait_group retires its group. The interpreter computes each
+  // product when issued, so it tracks them instead: wgmma_busy counts, per register, the pending products
+  // that use it, and any other instruction that reads or writes such a register is an error.
+  std::vector<Reg> wgmma_open;                    // issued since the last commit
+  std::deque<std::vector<Reg>> wgmma_committed;   // committed groups, oldest first
+  std::vector<uint32_t> wgmma_busy;               // by register id
   uint64_t &r(Reg reg, int lane) { return regs[size_t(reg.id) * kWarpSize + size_t(lane)]; }
   // Whether `lane` runs `in`: in the running mask, and its guard (if any) holds.
   bool active(const Instr &in, int lane) {
@@ -140,6 +148,7 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
   for (size_t w = 0; w < warps.size(); ++w) {
     warps[w].index = int(w);
     warps[w].regs.assign(size_t(p_.regs.count()) * kWarpSize, 0x5a5a5a5a5a5a5a5aull);
+    warps[w].wgmma_busy.assign(size_t(p_.regs.count()), 0);
   }
   for (;;) {
     moved_ = false;
@@ -163,6 +172,8 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
       for (const Warp &w : warps)
         for (int lane = 0; lane < kWarpSize; ++lane)
           if (!w.committed[lane].empty() || !w.open_group[lane].empty()) return "cp.async copies never waited for";
+      for (const Warp &w : warps)
+        if (!w.wgmma_committed.empty() || !w.wgmma_open.empty()) return "wgmma products never waited for";
       return "";
     }
     if (waiting == 0 || waiting + exited < warps.size()) {
@@ -191,6 +202,15 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
   }
   const Instr &in = p_.code[w.pc];
   ++executed_;
+  if (in.op != Op::kWgmma) {  // a product may chain on the accumulator of the one before it
+    auto busy = [&](Reg r) { return r.valid() && w.wgmma_busy[size_t(r.id)] != 0; };
+    for (Reg r : in.dst)
+      if (busy(r)) return "writes %" + p_.regs.name(r) + " while a wgmma product that uses it is in flight";
+    for (const Operand &o : in.src)
+      if (o.kind == Operand::Kind::kReg && busy(o.reg))
+        return "reads %" + p_.regs.name(o.reg) + " while a wgmma product that uses it is in flight";
+    if (busy(in.guard)) return "a guard a wgmma product in flight uses";
+  }
   switch (in.op) {
     case Op::kBarSync:
       if (in.src.empty()) break;  // the CTA's barrier 0, below
@@ -768,9 +788,17 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
     case Op::kSetmaxnreg:
     case Op::kFenceProxyAsync:
     case Op::kFenceMbarrierInit:
-    case Op::kWgmmaFence:
-    case Op::kWgmmaCommit:
-    case Op::kWgmmaWait: break;  // the products complete when issued
+    case Op::kWgmmaFence: break;
+    case Op::kWgmmaCommit:  // a group, empty or not, as PTX counts them
+      w.wgmma_committed.push_back(std::move(w.wgmma_open));
+      w.wgmma_open.clear();
+      break;
+    case Op::kWgmmaWait:  // the products were computed when issued; their registers are free again
+      while (int64_t(w.wgmma_committed.size()) > in.aux) {
+        for (Reg r : w.wgmma_committed.front()) --w.wgmma_busy[size_t(r.id)];
+        w.wgmma_committed.pop_front();
+      }
+      break;
     case Op::kMbarInit:
       for (int lane = 0; lane < kWarpSize; ++lane) {
         if (!active(lane)) continue;
@@ -823,6 +851,14 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
       if (actives != kWarpSize) return "a predicated wgmma, or one in divergent code";
       const std::string e = wgmma(w, in);
       if (!e.empty()) return e;
+      // Its accumulator, and A's fragments where A comes from registers, until its group is waited for.
+      std::vector<Reg> used = in.dst;
+      if (in.src.size() == 6)
+        for (size_t i = 0; i < 4; ++i) used.push_back(in.src[i].reg);
+      for (Reg r : used) {
+        ++w.wgmma_busy[size_t(r.id)];
+        w.wgmma_open.push_back(r);
+      }
       break;
     }
     default: return "the interpreter does not model this instruction";
