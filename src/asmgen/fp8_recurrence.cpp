@@ -121,9 +121,7 @@ void emit_unscale(Builder &b, Reg m, Reg bmax, Reg unscale, bool lean_p) {
 Reg emit_lean_scale(Builder &b, Reg m, Reg bmax, Reg unscale) {
   emit_unscale(b, m, bmax, unscale, /*lean_p=*/true);
   const Reg offset = b.temp(Type::kF32, "code_offset");
-  constexpr float kPerLevel = 1.0f / float(nx::kLeanLevelsPerUnit);  // as numerics::fp8_lean_p_offset
-  b.fma(offset, bmax, f32(-float(nx::kE4m3CodesPerBinade) * kPerLevel),
-        f32(nx::kLeanCodeBase + (float(nx::kLeanPTopCode) + 0.5f) * kPerLevel));
+  b.fma(offset, bmax, f32(nx::kLeanOffsetPerBmax), f32(nx::kLeanOffsetAtZero));  // numerics::fp8_lean_p_offset
   return offset;
 }
 
@@ -139,6 +137,12 @@ void emit_lean_code(Builder &b, Reg dst, Reg s, Reg lean_scale, Reg offset) { b.
 void emit_lean_code_pairs(Builder &b, Reg dst, Reg y0, Reg y1, Reg code_zero) {
   b.prmt(dst, y0, y1, imm(kLeanFieldsOfTwo));
   b.max_s16x2(dst, dst, code_zero);
+}
+
+Reg emit_lean_code_zero(Builder &b) {
+  const Reg code_zero = b.temp(Type::kB32, "code_zero");  // ptxas folds it into VIMNMX's immediate
+  b.mov(code_zero, imm(int64_t(nx::kLeanFieldOfCodeZero) * 0x10001));
+  return code_zero;
 }
 
 void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias) {

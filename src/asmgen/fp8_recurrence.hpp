@@ -45,6 +45,8 @@ void emit_lean_code(Builder &b, Reg dst, Reg s, Reg lean_scale, Reg offset);
 // PRMT, then max.s16x2 with code_zero (a b32 register holding numerics::kLeanFieldOfCodeZero in both halves),
 // so that negative levels, negative y and -inf (masked scores) give code 0 (numerics::lean_p_code).
 void emit_lean_code_pairs(Builder &b, Reg dst, Reg y0, Reg y1, Reg code_zero);
+// A new b32 register holding the code_zero of emit_lean_code_pairs: numerics::kLeanFieldOfCodeZero in both halves.
+Reg emit_lean_code_zero(Builder &b);
 // dst = exp2(fma(s, c, bias)), the exact P before its conversion to e4m3.
 void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias);
 
