@@ -27,8 +27,9 @@ uint64_t of_f32(float f) {
   std::memcpy(&u, &f, 4);
   return u;
 }
-// An arithmetic result as the GPU writes it: every NaN is the canonical 0x7fffffff (CUDA does not keep NaN
-// payloads or signs; x86 gives 0xffc00000), which lean P's code clamp reads as a NaN code (numerics.h).
+// An arithmetic result as the GPU writes it (every f32 operation here, products and sums of the matrix
+// units too): every NaN is the canonical 0x7fffffff (CUDA does not keep NaN payloads or signs; x86 gives
+// 0xffc00000), which lean P's code clamp reads as a NaN code (numerics.h).
 uint64_t of_f32_result(float f) { return std::isnan(f) ? uint64_t(0x7fffffffu) : of_f32(f); }
 int64_t as_signed(uint64_t bits, Type t) {
   const int n = type_bits(t);
@@ -388,7 +389,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           const int row = g + 8 * (e / 2), col = 2 * tq + e % 2;
           double sum = C[row][col];
           for (int k = 0; k < 16; ++k) sum += A[row][k] * B[k][col];  // exact: products of f16 fit a double
-          set(in.dst[size_t(e)], lane, of_f32(float(sum)));
+          set(in.dst[size_t(e)], lane, of_f32_result(float(sum)));
         }
       }
       break;
@@ -401,9 +402,13 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         const Reg d = in.dst.empty() ? Reg{} : in.dst[0];
         switch (in.op) {
           case Op::kMov: set(d, lane, a(0)); break;
-          case Op::kAdd: set(d, lane, f ? of_f32(fval(in.src[0], lane) + fval(in.src[1], lane)) : a(0) + a(1)); break;
-          case Op::kSub: set(d, lane, f ? of_f32(fval(in.src[0], lane) - fval(in.src[1], lane)) : a(0) - a(1)); break;
-          case Op::kMul: set(d, lane, of_f32(fval(in.src[0], lane) * fval(in.src[1], lane))); break;
+          case Op::kAdd:
+            set(d, lane, f ? of_f32_result(fval(in.src[0], lane) + fval(in.src[1], lane)) : a(0) + a(1));
+            break;
+          case Op::kSub:
+            set(d, lane, f ? of_f32_result(fval(in.src[0], lane) - fval(in.src[1], lane)) : a(0) - a(1));
+            break;
+          case Op::kMul: set(d, lane, of_f32_result(fval(in.src[0], lane) * fval(in.src[1], lane))); break;
           case Op::kMulLo: set(d, lane, a(0) * a(1)); break;
           case Op::kMulWide: {
             const Type st = in.src_type;
@@ -414,7 +419,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           case Op::kMad: set(d, lane, a(0) * a(1) + a(2)); break;
           case Op::kDiv:
             if (f) {
-              set(d, lane, of_f32(fval(in.src[0], lane) / fval(in.src[1], lane)));
+              set(d, lane, of_f32_result(fval(in.src[0], lane) / fval(in.src[1], lane)));
             } else {
               if (a(1) == 0) return "integer division by zero";
               set(d, lane, is_signed(t) ? uint64_t(sa(0) / sa(1)) : a(0) / a(1));
@@ -450,8 +455,12 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           case Op::kFma:
             set(d, lane, of_f32_result(std::fma(fval(in.src[0], lane), fval(in.src[1], lane), fval(in.src[2], lane))));
             break;
-          case Op::kEx2: set(d, lane, of_f32(flush(float(std::exp2(double(flush(fval(in.src[0], lane)))))))); break;
-          case Op::kLg2: set(d, lane, of_f32(flush(float(std::log2(double(flush(fval(in.src[0], lane)))))))); break;
+          case Op::kEx2:
+            set(d, lane, of_f32_result(flush(float(std::exp2(double(flush(fval(in.src[0], lane))))))));
+            break;
+          case Op::kLg2:
+            set(d, lane, of_f32_result(flush(float(std::log2(double(flush(fval(in.src[0], lane))))))));
+            break;
           case Op::kCvt: {
             const Type st = in.src_type;
             const uint64_t x = val(in.src[0], st, lane);
@@ -746,7 +755,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
       const int m = g + 8 * h, col = 8 * i + 2 * t + e;
       double sum = scale_d ? double(as_f32(w.r(in.dst[q], lane))) : 0.0;
       for (int k = 0; k < 32; ++k) sum += a[m][k] * b[size_t(col) * 32 + size_t(k)];  // products of e4m3: exact
-      out[q * kWarpSize + size_t(lane)] = of_f32(float(sum));
+      out[q * kWarpSize + size_t(lane)] = of_f32_result(float(sum));
     }
   }
   for (int lane = 0; lane < kWarpSize; ++lane)
