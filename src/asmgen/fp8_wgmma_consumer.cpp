@@ -24,6 +24,12 @@ constexpr uint64_t kDescUnit = 16;
 // low byte of each half of two pairs, emit_lean_code_pairs).
 constexpr int kLowHalves = 0x5410;
 constexpr int kLowBytesOfHalves = 0x6420;
+// The P V k-steps (of kPvSteps, 32 keys each) whose codes' multiply-adds (lean P's y, exact P's exponent; in
+// place, so no register more) run between the S wait and the P V wait, after the block max, while the
+// previous block's P V still runs; the rest of the codes (exact P's exp2, the clamps and packs) follow the
+// fold. fp8-turn (session 6) moved whole codes there, outlasted P V and lost 1.5-3%; fp8-maxfirst, the max
+// alone, is what main ran until session 10.
+constexpr int kEarlyCodeSteps = 4;
 
 }  // namespace
 
@@ -189,18 +195,35 @@ WgmmaEmitter::BlockScale WgmmaEmitter::block_max(bool first_block) {
   return scale;
 }
 
-// Per-block scaling (numerics.h), then the codes in place.
+// Per-block scaling (numerics.h): the codes' offset (lean P) or exponent bias (exact P) of each row.
+std::array<Reg, 2> WgmmaEmitter::code_offsets(const BlockScale &scale) {
+  std::array<Reg, 2> offset;
+  for (int h = 0; h < 2; ++h) offset[size_t(h)] = emit_code_offset(b, scale.bmax[size_t(h)], variant.lean_p);
+  return offset;
+}
+
+// The block's unscale, into the register that the previous block's fold reads: after that fold.
+void WgmmaEmitter::unscales(const BlockScale &scale) {
+  for (int h = 0; h < 2; ++h)
+    emit_unscale(b, m[size_t(h)], scale.bmax[size_t(h)], unscale[size_t(h)], variant.lean_p);
+}
+
+// For P V's k-steps [first, last), in place on S: lean P's y (emit_lean_code) or exact P's exponent.
+void WgmmaEmitter::code_exponents(int first, int last, const std::array<Reg, 2> &offset) {
+  for (int kk = first; kk < last; ++kk)
+    for (int h = 0; h < 2; ++h)
+      for (int chunk = 4 * kk; chunk < 4 * (kk + 1); ++chunk)
+        for (int e = 0; e < 2; ++e) {
+          const Reg x = s[size_t(reg_of(chunk, h, e))];
+          if (variant.lean_p) emit_lean_code(b, x, x, lean_scale, offset[size_t(h)]);
+          else emit_exact_exponent(b, x, x, c, offset[size_t(h)]);
+        }
+}
+
+// The whole block's scale and codes, into pk.
 void WgmmaEmitter::block_codes(const BlockScale &scale) {
-  for (int h = 0; h < 2; ++h) {
-    const Reg mh = m[size_t(h)], bmax = scale.bmax[size_t(h)], uh = unscale[size_t(h)];
-    const Reg offset = variant.lean_p ? emit_lean_scale(b, mh, bmax, uh) : emit_exact_scale(b, mh, bmax, uh);
-    for (int i = 0; i < kChunks; ++i)
-      for (int e = 0; e < 2; ++e) {
-        const Reg x = s[size_t(reg_of(i, h, e))];
-        if (variant.lean_p) emit_lean_code(b, x, x, lean_scale, offset);
-        else emit_exact_p(b, x, x, c, offset);
-      }
-  }
+  unscales(scale);
+  code_exponents(0, kPvSteps, code_offsets(scale));
   pack_p();
 }
 
@@ -239,7 +262,7 @@ void WgmmaEmitter::fold() {
     b.fma(l[size_t(h)], acc[size_t(kRowSumReg + 2 * h)], unscale[size_t(h)], l[size_t(h)]);
 }
 
-// The A fragments of P V: step kk, register 2 half + h holds row h's codes of keys {8 c + 2 t, +1} for the
+// The A fragments of P V from code_exponents' values: step kk, register 2 half + h holds row h's codes of keys {8 c + 2 t, +1} for the
 // chunks c = 4 kk + 2 half and 4 kk + 2 half + 1, in the key order V^T was written in
 // (fp8_wgmma_producer.cpp).
 void WgmmaEmitter::pack_p() {
@@ -247,6 +270,8 @@ void WgmmaEmitter::pack_p() {
   if (variant.lean_p) {
     code_zero = b.temp(Type::kB32, "code_zero");
     b.mov(code_zero, imm(int64_t(nx::kLeanFieldOfCodeZero) * 0x10001));
+  } else {
+    for (Reg x : s) b.ex2(x, x);  // exact P from its exponent (code_exponents)
   }
   for (int kk = 0; kk < kPvSteps; ++kk)
     for (int half = 0; half < 2; ++half)
@@ -375,6 +400,7 @@ void WgmmaEmitter::consumer_tile() {
     const int max_start = b.new_label("BLOCK_MAX");
     b.place(max_start);
     const BlockScale scale = block_max(/*first_block=*/false);
+    code_exponents(0, kEarlyCodeSteps, code_offsets(scale));
     // ptxas starts a wgmma wait's basic block with it and would sink the max below it. A branch back to
     // BLOCK_MAX on kb > tile, which never holds here (the loop runs only while kb <= tile, and kb and tile
     // are the same in every thread of the CTA, so all four warps reach the wait together), keeps the max
@@ -382,8 +408,11 @@ void WgmmaEmitter::consumer_tile() {
     b.bra_if(Cmp::kGt, Type::kS32, kb, tile, max_start, "kb_past_tile");
     b.wgmma_wait(0);
     pv_done();
-    fold();  // with the previous block's unscale, which block_codes then replaces
-    block_codes(scale);
+    fold();  // with the previous block's unscale, which unscales then replaces
+    unscales(scale);
+    // The offsets again (one instruction a row) rather than two more registers live across the wait.
+    if (kEarlyCodeSteps < kPvSteps) code_exponents(kEarlyCodeSteps, kPvSteps, code_offsets(scale));
+    pack_p();
     rescale_o(scale);
   }
   b.add(kb, kb, imm(1));
