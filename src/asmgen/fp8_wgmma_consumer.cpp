@@ -30,6 +30,10 @@ constexpr int kLowBytesOfHalves = 0x6420;
 // fold. fp8-turn (session 6) moved whole codes there, outlasted P V and lost 1.5-3%; fp8-maxfirst, the max
 // alone, is what main ran until session 10.
 constexpr int kEarlyCodeSteps = 4;
+// Of those, the steps whose exact P (exp2, in place too) is also taken there: 16 MUFU.EX2 per step, 8 cycles
+// each on the quarter-rate unit, beside the FFMAs.
+constexpr int kEarlyExp2Steps = 0;
+static_assert(kEarlyExp2Steps <= kEarlyCodeSteps && kEarlyCodeSteps <= kPvSteps, "early steps of one block");
 
 }  // namespace
 
@@ -220,11 +224,22 @@ void WgmmaEmitter::code_exponents(int first, int last, const std::array<Reg, 2> 
         }
 }
 
+// Exact P from its exponent, in place, for P V's k-steps [first, last).
+void WgmmaEmitter::exact_p_values(int first, int last) {
+  for (int kk = first; kk < last; ++kk)
+    for (int h = 0; h < 2; ++h)
+      for (int chunk = 4 * kk; chunk < 4 * (kk + 1); ++chunk)
+        for (int e = 0; e < 2; ++e) {
+          const Reg x = s[size_t(reg_of(chunk, h, e))];
+          b.ex2(x, x);
+        }
+}
+
 // The whole block's scale and codes, into pk.
 void WgmmaEmitter::block_codes(const BlockScale &scale) {
   unscales(scale);
   code_exponents(0, kPvSteps, code_offsets(scale));
-  pack_p();
+  pack_p(/*exp2_from_step=*/0);
 }
 
 void WgmmaEmitter::rescale_o(const BlockScale &scale) {
@@ -265,13 +280,13 @@ void WgmmaEmitter::fold() {
 // The A fragments of P V from code_exponents' values: step kk, register 2 half + h holds row h's codes of keys {8 c + 2 t, +1} for the
 // chunks c = 4 kk + 2 half and 4 kk + 2 half + 1, in the key order V^T was written in
 // (fp8_wgmma_producer.cpp).
-void WgmmaEmitter::pack_p() {
+void WgmmaEmitter::pack_p(int exp2_from_step) {
   Reg code_zero;  // ptxas folds it into VIMNMX's immediate
   if (variant.lean_p) {
     code_zero = b.temp(Type::kB32, "code_zero");
     b.mov(code_zero, imm(int64_t(nx::kLeanFieldOfCodeZero) * 0x10001));
   } else {
-    for (Reg x : s) b.ex2(x, x);  // exact P from its exponent (code_exponents)
+    exact_p_values(exp2_from_step, kPvSteps);  // the rest of exact P from its exponent (code_exponents)
   }
   for (int kk = 0; kk < kPvSteps; ++kk)
     for (int half = 0; half < 2; ++half)
@@ -401,6 +416,8 @@ void WgmmaEmitter::consumer_tile() {
     b.place(max_start);
     const BlockScale scale = block_max(/*first_block=*/false);
     code_exponents(0, kEarlyCodeSteps, code_offsets(scale));
+    const int early_exp2 = variant.lean_p ? 0 : kEarlyExp2Steps;
+    exact_p_values(0, early_exp2);
     // ptxas starts a wgmma wait's basic block with it and would sink the max below it. A branch back to
     // BLOCK_MAX on kb > tile, which never holds here (the loop runs only while kb <= tile, and kb and tile
     // are the same in every thread of the CTA, so all four warps reach the wait together), keeps the max
@@ -412,7 +429,7 @@ void WgmmaEmitter::consumer_tile() {
     unscales(scale);
     // The offsets again (one instruction a row) rather than two more registers live across the wait.
     if (kEarlyCodeSteps < kPvSteps) code_exponents(kEarlyCodeSteps, kPvSteps, code_offsets(scale));
-    pack_p();
+    pack_p(/*exp2_from_step=*/early_exp2);
     rescale_o(scale);
   }
   b.add(kb, kb, imm(1));

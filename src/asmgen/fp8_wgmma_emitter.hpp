@@ -183,9 +183,10 @@ class WgmmaEmitter {
   void mask_diagonal();
   // One key block's softmax in parts. block_max: the rows' block max and the lazy rescale (m moves); it
   // reads only S, so it may run while P V is in flight. code_exponents: the codes' multiply-adds in place on
-  // S, from the block max alone (code_offsets), so they may run then too. After the previous block's fold:
-  // unscales (the block's unscale replaces the one that fold reads) and pack_p (exact P's exp2, the codes
-  // into pk, which the previous P V reads). block_codes does it all at once.
+  // S, from the block max alone (code_offsets), so they may run then too, and so may exact P's exp2 of some
+  // steps (exact_p_values, in place). After the previous block's fold: unscales (the block's unscale replaces
+  // the one that fold reads) and pack_p (exact P's remaining exp2, the codes into pk, which the previous
+  // P V reads). block_codes does it all at once.
   struct BlockScale {
     std::array<Reg, 2> bmax;         // c * the block's max score, per row
     std::array<Reg, 2> need, alpha;  // alpha only after a tile's first block (O and l are zero before)
@@ -199,7 +200,8 @@ class WgmmaEmitter {
   void rescale_o(const BlockScale &scale);
   void softmax(bool first_block);
   void fold();
-  void pack_p();
+  void exact_p_values(int first_step, int last_step);
+  void pack_p(int exp2_from_step);
   Reg split_p_lo(Reg p1, Reg p0, Reg hi);  // a b16 of two residual codes
   void epilogue();
 };
