@@ -27,8 +27,8 @@ constexpr int kLowBytesOfHalves = 0x6420;
 // The P V k-steps (of kPvSteps, 32 keys each) whose codes' multiply-adds (lean P's y, exact P's exponent; in
 // place, so no register more) run between the S wait and the P V wait, after the block max, while the
 // previous block's P V still runs; the rest of the codes (exact P's exp2, the clamps and packs) follow the
-// fold. fp8-turn (session 6) moved whole codes there, outlasted P V and lost 1.5-3%; fp8-maxfirst, the max
-// alone, is what main ran until session 10.
+// fold, with which ptxas interleaves them. fp8-turn (session 6) moved whole codes there, outlasted P V and
+// lost 1.5-3%; fp8-maxfirst (session 8) moved the max alone and gained 0.4-3.5% (bench/NOTES-fp8.md).
 constexpr int kEarlyCodeSteps = 4;
 // Of those, the steps whose exact P (exp2, in place too) is also taken there: 16 MUFU.EX2 per step, 8 cycles
 // each on the quarter-rate unit, beside the FFMAs.
@@ -212,27 +212,25 @@ void WgmmaEmitter::unscales(const BlockScale &scale) {
     emit_unscale(b, m[size_t(h)], scale.bmax[size_t(h)], unscale[size_t(h)], variant.lean_p);
 }
 
-// For P V's k-steps [first, last), in place on S: lean P's y (emit_lean_code) or exact P's exponent.
-void WgmmaEmitter::code_exponents(int first, int last, const std::array<Reg, 2> &offset) {
+// Each score register of P V's k-steps [first, last), with its row (0 or 1 of the thread's two).
+void WgmmaEmitter::for_step_scores(int first, int last, const std::function<void(Reg, int)> &body) {
   for (int kk = first; kk < last; ++kk)
     for (int h = 0; h < 2; ++h)
       for (int chunk = 4 * kk; chunk < 4 * (kk + 1); ++chunk)
-        for (int e = 0; e < 2; ++e) {
-          const Reg x = s[size_t(reg_of(chunk, h, e))];
-          if (variant.lean_p) emit_lean_code(b, x, x, lean_scale, offset[size_t(h)]);
-          else emit_exact_exponent(b, x, x, c, offset[size_t(h)]);
-        }
+        for (int e = 0; e < 2; ++e) body(s[size_t(reg_of(chunk, h, e))], h);
+}
+
+// For P V's k-steps [first, last), in place on S: lean P's y (emit_lean_code) or exact P's exponent.
+void WgmmaEmitter::code_exponents(int first, int last, const std::array<Reg, 2> &offset) {
+  for_step_scores(first, last, [&](Reg x, int h) {
+    if (variant.lean_p) emit_lean_code(b, x, x, lean_scale, offset[size_t(h)]);
+    else emit_exact_exponent(b, x, x, c, offset[size_t(h)]);
+  });
 }
 
 // Exact P from its exponent, in place, for P V's k-steps [first, last).
 void WgmmaEmitter::exact_p_values(int first, int last) {
-  for (int kk = first; kk < last; ++kk)
-    for (int h = 0; h < 2; ++h)
-      for (int chunk = 4 * kk; chunk < 4 * (kk + 1); ++chunk)
-        for (int e = 0; e < 2; ++e) {
-          const Reg x = s[size_t(reg_of(chunk, h, e))];
-          b.ex2(x, x);
-        }
+  for_step_scores(first, last, [&](Reg x, int) { b.ex2(x, x); });
 }
 
 // The whole block's scale and codes, into pk.
@@ -277,9 +275,9 @@ void WgmmaEmitter::fold() {
     b.fma(l[size_t(h)], acc[size_t(kRowSumReg + 2 * h)], unscale[size_t(h)], l[size_t(h)]);
 }
 
-// The A fragments of P V from code_exponents' values: step kk, register 2 half + h holds row h's codes of keys {8 c + 2 t, +1} for the
-// chunks c = 4 kk + 2 half and 4 kk + 2 half + 1, in the key order V^T was written in
-// (fp8_wgmma_producer.cpp).
+// The A fragments of P V from code_exponents' values: step kk, register 2 half + h holds row h's codes of
+// keys {8 c + 2 t, +1} for the chunks c = 4 kk + 2 half and 4 kk + 2 half + 1, in the key order V^T was
+// written in (fp8_wgmma_producer.cpp).
 void WgmmaEmitter::pack_p(int exp2_from_step) {
   Reg code_zero;  // ptxas folds it into VIMNMX's immediate
   if (variant.lean_p) {

@@ -194,6 +194,7 @@ class WgmmaEmitter {
   BlockScale block_max(bool first_block);
   std::array<Reg, 2> code_offsets(const BlockScale &scale);
   void unscales(const BlockScale &scale);
+  void for_step_scores(int first_step, int last_step, const std::function<void(Reg, int)> &body);
   void code_exponents(int first_step, int last_step, const std::array<Reg, 2> &offset);
   void block_codes(const BlockScale &scale);
   // O and l times alpha, in warps where some row's reference moved (alpha = 1 elsewhere is exact).
