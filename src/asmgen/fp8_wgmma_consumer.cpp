@@ -34,6 +34,7 @@ constexpr int kEarlyCodeSteps = 4;
 // each on the quarter-rate unit, beside the FFMAs.
 constexpr int kEarlyExp2Steps = 0;
 static_assert(kEarlyExp2Steps <= kEarlyCodeSteps && kEarlyCodeSteps <= kPvSteps, "early steps of one block");
+static_assert(kChunks == 4 * kPvSteps, "a P V k-step covers four n8 chunks of S");
 
 }  // namespace
 
@@ -237,7 +238,8 @@ void WgmmaEmitter::exact_p_values(int first, int last) {
 void WgmmaEmitter::block_codes(const BlockScale &scale) {
   unscales(scale);
   code_exponents(0, kPvSteps, code_offsets(scale));
-  pack_p(/*exp2_from_step=*/0);
+  if (!variant.lean_p) exact_p_values(0, kPvSteps);
+  pack_p();
 }
 
 void WgmmaEmitter::rescale_o(const BlockScale &scale) {
@@ -275,16 +277,14 @@ void WgmmaEmitter::fold() {
     b.fma(l[size_t(h)], acc[size_t(kRowSumReg + 2 * h)], unscale[size_t(h)], l[size_t(h)]);
 }
 
-// The A fragments of P V from code_exponents' values: step kk, register 2 half + h holds row h's codes of
+// The A fragments of P V from lean P's y (code_exponents) or exact P's values (exact_p_values): step kk, register 2 half + h holds row h's codes of
 // keys {8 c + 2 t, +1} for the chunks c = 4 kk + 2 half and 4 kk + 2 half + 1, in the key order V^T was
 // written in (fp8_wgmma_producer.cpp).
-void WgmmaEmitter::pack_p(int exp2_from_step) {
+void WgmmaEmitter::pack_p() {
   Reg code_zero;  // ptxas folds it into VIMNMX's immediate
   if (variant.lean_p) {
     code_zero = b.temp(Type::kB32, "code_zero");
     b.mov(code_zero, imm(int64_t(nx::kLeanFieldOfCodeZero) * 0x10001));
-  } else {
-    exact_p_values(exp2_from_step, kPvSteps);  // the rest of exact P from its exponent (code_exponents)
   }
   for (int kk = 0; kk < kPvSteps; ++kk)
     for (int half = 0; half < 2; ++half)
@@ -402,24 +402,26 @@ void WgmmaEmitter::consumer_tile() {
     issue_scores();
     issue_pv();
     pass_turn();
-    // S_kb completes first (wgmma groups complete in order): its row max, lazy rescale and scale run while
-    // P_{kb-1} V is still in flight (they touch neither acc nor the P registers it reads). The codes, the
-    // fold and O's rescale wait for it. Only the max goes before the wait, not the codes: session 6 moved
-    // the whole softmax there (fp8-turn) and lost 1.5-3%, because the work before the wait outlasted P V and
-    // split the fold's FFMAs from the max's FMNMX chain that they had filled (bench/NOTES-fp8.md).
+    // S_kb completes first (wgmma groups complete in order): its row max, lazy rescale and the codes'
+    // multiply-adds of the early steps (in place on S) run while P_{kb-1} V is still in flight; none of them
+    // touches acc, the P registers it reads, or the unscale the fold reads. The fold, the unscale, the rest
+    // of the codes, their packing and O's rescale wait for it. Session 6 moved the whole softmax there
+    // (fp8-turn) and lost 1.5-3%: the work before the wait outlasted P V and split the fold's FFMAs from the
+    // max's FMNMX chain that they had filled (bench/NOTES-fp8.md); the packs stay after the wait for that.
     b.wgmma_wait(1);
     scores_done();
     mask_if_diagonal(kb);
     const int max_start = b.new_label("BLOCK_MAX");
     b.place(max_start);
     const BlockScale scale = block_max(/*first_block=*/false);
-    code_exponents(0, kEarlyCodeSteps, code_offsets(scale));
     const int early_exp2 = variant.lean_p ? 0 : kEarlyExp2Steps;
-    exact_p_values(0, early_exp2);
+    if (kEarlyCodeSteps > 0) code_exponents(0, kEarlyCodeSteps, code_offsets(scale));
+    if (early_exp2 > 0) exact_p_values(0, early_exp2);
     // ptxas starts a wgmma wait's basic block with it and would sink the max below it. A branch back to
     // BLOCK_MAX on kb > tile, which never holds here (the loop runs only while kb <= tile, and kb and tile
     // are the same in every thread of the CTA, so all four warps reach the wait together), keeps the max
-    // above: m, which it writes, is read again at BLOCK_MAX.
+    // and the early steps above: m, which the max writes, and S, which they rewrite in place, are read again
+    // at BLOCK_MAX. (Taken, it would rerun them on the rewritten S: it must stay never taken.)
     b.bra_if(Cmp::kGt, Type::kS32, kb, tile, max_start, "kb_past_tile");
     b.wgmma_wait(0);
     pv_done();
@@ -427,7 +429,8 @@ void WgmmaEmitter::consumer_tile() {
     unscales(scale);
     // The offsets again (one instruction a row) rather than two more registers live across the wait.
     if (kEarlyCodeSteps < kPvSteps) code_exponents(kEarlyCodeSteps, kPvSteps, code_offsets(scale));
-    pack_p(/*exp2_from_step=*/early_exp2);
+    if (!variant.lean_p) exact_p_values(early_exp2, kPvSteps);
+    pack_p();
     rescale_o(scale);
   }
   b.add(kb, kb, imm(1));
