@@ -29,7 +29,7 @@ constexpr int kLowBytesOfHalves = 0x6420;
 // previous block's P V still runs; the rest of the codes (exact P's exp2, the clamps and packs) follow the
 // fold, with which ptxas interleaves them. fp8-turn (session 6) moved whole codes there, outlasted P V and
 // lost 1.5-3%; fp8-maxfirst (session 8) moved the max alone and gained 0.4-3.5% (bench/NOTES-fp8.md).
-constexpr int kEarlyCodeSteps = 4;
+constexpr int kEarlyCodeSteps = 2;
 // Of those, the steps whose exact P (exp2, in place too) is also taken there: 16 MUFU.EX2 per step, 8 cycles
 // each on the quarter-rate unit, beside the FFMAs.
 constexpr int kEarlyExp2Steps = 0;
