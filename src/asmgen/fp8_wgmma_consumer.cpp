@@ -281,11 +281,7 @@ void WgmmaEmitter::fold() {
 // keys {8 c + 2 t, +1} for the chunks c = 4 kk + 2 half and 4 kk + 2 half + 1, in the key order V^T was
 // written in (fp8_wgmma_producer.cpp).
 void WgmmaEmitter::pack_p() {
-  Reg code_zero;  // ptxas folds it into VIMNMX's immediate
-  if (variant.lean_p) {
-    code_zero = b.temp(Type::kB32, "code_zero");
-    b.mov(code_zero, imm(int64_t(nx::kLeanFieldOfCodeZero) * 0x10001));
-  }
+  const Reg code_zero = variant.lean_p ? emit_lean_code_zero(b) : Reg{};
   for (int kk = 0; kk < kPvSteps; ++kk)
     for (int half = 0; half < 2; ++half)
       for (int h = 0; h < 2; ++h) {
