@@ -98,7 +98,7 @@ class Emitter {
   // ---- per query tile
   Reg batch, head, tile, kv_head, row0;
   Reg q_head, k_head, v_head;  // global addresses of row 0 of this (batch, head)
-  Reg c, lean_scale, v_descale;        // c = softmax_scale * log2(e) * q_descale * k_descale
+  Reg c, lean_scale, v_descale;  // c = softmax_scale * log2(e) * q_descale * k_descale
   std::array<Reg, 2> diag_limit;  // the diagonal block keeps key (8 j + e) iff it is <= this
 
   // ---- softmax state of the thread's two rows (quad_row and quad_row + 8 of its warp)

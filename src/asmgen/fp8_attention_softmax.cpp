@@ -1,12 +1,11 @@
 // The softmax recurrence of src/kernels/numerics.h for the thread's two rows, step by step in its order:
 // diagonal mask, block max, lazy rescale (reference max rounded up to 1/8), per-block scale, P codes
-// (lean: one FFMA per score, then per pair a PRMT, a max.s16x2 and a PRMT; exact: FFMA, EX2 and F2FP), and the fold of
-// the block's accumulator, O = O * alpha + unscale acc.
+// (lean: one FFMA per score, then per pair a PRMT, a max.s16x2 and a PRMT; exact: FFMA, EX2 and F2FP), and the
+// fold of the block's accumulator, O = O * alpha + unscale acc.
 #include <cmath>
 
 #include "asmgen/fp8_attention_emitter.hpp"
 #include "asmgen/fp8_recurrence.hpp"
-#include "kernels/numerics.h"
 
 namespace zyfa::asmgen::fp8 {
 namespace {
@@ -72,6 +71,7 @@ void Emitter::block_max_and_rescale() {
 }
 
 void Emitter::p_codes() {
+  const Reg code_zero = variant.lean_p ? emit_lean_code_zero(b) : Reg{};
   // The e4m3 codes of elements 2r (low byte) and 2r + 1 of score tile j, as a b16.
   auto code_pair = [&](int j, int r) {
     const Reg pair = b.temp(Type::kB16, "code_pair");
@@ -85,8 +85,6 @@ void Emitter::p_codes() {
         emit_exact_p(b, x[size_t(h)], score, c, exp_bias[size_t(r)]);
     }
     if (variant.lean_p) {
-      const Reg code_zero = b.temp(Type::kB32, "code_zero");
-      b.mov(code_zero, imm(int64_t(numerics::kLeanFieldOfCodeZero) * 0x10001));
       const Reg halves = b.temp(Type::kB32, "codes_in_halves");
       emit_lean_code_pairs(b, halves, x[0], x[1], code_zero);
       const Reg both = b.temp(Type::kB32, "codes");

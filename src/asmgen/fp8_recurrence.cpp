@@ -124,9 +124,7 @@ Reg emit_code_offset(Builder &b, Reg bmax, bool lean_p) {
     return bias;
   }
   const Reg offset = b.temp(Type::kF32, "code_offset");
-  constexpr float kPerLevel = 1.0f / float(nx::kLeanLevelsPerUnit);  // as numerics::fp8_lean_p_offset
-  b.fma(offset, bmax, f32(-float(nx::kE4m3CodesPerBinade) * kPerLevel),
-        f32(nx::kLeanCodeBase + (float(nx::kLeanPTopCode) + 0.5f) * kPerLevel));
+  b.fma(offset, bmax, f32(nx::kLeanOffsetPerBmax), f32(nx::kLeanOffsetAtZero));  // numerics::fp8_lean_p_offset
   return offset;
 }
 
@@ -138,6 +136,12 @@ void emit_lean_code_pairs(Builder &b, Reg dst, Reg y0, Reg y1, Reg code_zero) {
 }
 
 void emit_exact_exponent(Builder &b, Reg dst, Reg s, Reg c, Reg bias) { b.fma(dst, s, c, bias); }
+
+Reg emit_lean_code_zero(Builder &b) {
+  const Reg code_zero = b.temp(Type::kB32, "code_zero");  // ptxas folds it into VIMNMX's immediate
+  b.mov(code_zero, imm(int64_t(nx::kLeanFieldOfCodeZero) * 0x10001));
+  return code_zero;
+}
 
 void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias) {
   emit_exact_exponent(b, dst, s, c, bias);

@@ -49,6 +49,8 @@ void emit_lean_code(Builder &b, Reg dst, Reg s, Reg lean_scale, Reg offset);
 void emit_lean_code_pairs(Builder &b, Reg dst, Reg y0, Reg y1, Reg code_zero);
 // dst = fma(s, c, bias), the exponent of exact P (emit_exact_p without its exp2).
 void emit_exact_exponent(Builder &b, Reg dst, Reg s, Reg c, Reg bias);
+// A new b32 register holding the code_zero of emit_lean_code_pairs: numerics::kLeanFieldOfCodeZero in both halves.
+Reg emit_lean_code_zero(Builder &b);
 // dst = exp2(fma(s, c, bias)), the exact P before its conversion to e4m3.
 void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias);
 

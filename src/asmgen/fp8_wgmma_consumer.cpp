@@ -277,15 +277,11 @@ void WgmmaEmitter::fold() {
     b.fma(l[size_t(h)], acc[size_t(kRowSumReg + 2 * h)], unscale[size_t(h)], l[size_t(h)]);
 }
 
-// The A fragments of P V from lean P's y (code_exponents) or exact P's values (exact_p_values): step kk, register 2 half + h holds row h's codes of
-// keys {8 c + 2 t, +1} for the chunks c = 4 kk + 2 half and 4 kk + 2 half + 1, in the key order V^T was
-// written in (fp8_wgmma_producer.cpp).
+// The A fragments of P V from lean P's y (code_exponents) or exact P's values (exact_p_values): step kk,
+// register 2 half + h holds row h's codes of keys {8 c + 2 t, +1} for the chunks c = 4 kk + 2 half and
+// 4 kk + 2 half + 1, in the key order V^T was written in (fp8_wgmma_producer.cpp).
 void WgmmaEmitter::pack_p() {
-  Reg code_zero;  // ptxas folds it into VIMNMX's immediate
-  if (variant.lean_p) {
-    code_zero = b.temp(Type::kB32, "code_zero");
-    b.mov(code_zero, imm(int64_t(nx::kLeanFieldOfCodeZero) * 0x10001));
-  }
+  const Reg code_zero = variant.lean_p ? emit_lean_code_zero(b) : Reg{};
   for (int kk = 0; kk < kPvSteps; ++kk)
     for (int half = 0; half < 2; ++half)
       for (int h = 0; h < 2; ++h) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <stdexcept>
 
 #include "kernels/numerics.h"
@@ -26,8 +27,9 @@ uint64_t of_f32(float f) {
   std::memcpy(&u, &f, 4);
   return u;
 }
-// An arithmetic result as the GPU writes it: every NaN is the canonical 0x7fffffff (CUDA does not keep NaN
-// payloads or signs; x86 gives 0xffc00000), which lean P's code clamp reads as a NaN code (numerics.h).
+// An arithmetic result as the GPU writes it (every f32 operation here, products and sums of the matrix
+// units too): every NaN is the canonical 0x7fffffff (CUDA does not keep NaN payloads or signs; x86 gives
+// 0xffc00000), which lean P's code clamp reads as a NaN code (numerics.h).
 uint64_t of_f32_result(float f) { return std::isnan(f) ? uint64_t(0x7fffffffu) : of_f32(f); }
 int64_t as_signed(uint64_t bits, Type t) {
   const int n = type_bits(t);
@@ -96,6 +98,13 @@ struct Interpreter::Warp {
   std::vector<uint64_t> regs;
   std::vector<Copy> open_group[kWarpSize];                 // issued, not yet committed
   std::vector<std::vector<Copy>> committed[kWarpSize];     // oldest first
+  // wgmma runs asynchronously on the GPU: the registers of a product in flight (its A fragments, its
+  // accumulator) belong to it until a wgmma.wait_group retires its group. The interpreter computes each
+  // product when issued, so it tracks them instead: wgmma_busy counts, per register, the pending products
+  // that use it, and any other instruction that reads or writes such a register is an error.
+  std::vector<Reg> wgmma_open;                    // issued since the last commit
+  std::deque<std::vector<Reg>> wgmma_committed;   // committed groups, oldest first
+  std::vector<uint32_t> wgmma_busy;               // by register id
   uint64_t &r(Reg reg, int lane) { return regs[size_t(reg.id) * kWarpSize + size_t(lane)]; }
   // Whether `lane` runs `in`: in the running mask, and its guard (if any) holds.
   bool active(const Instr &in, int lane) {
@@ -140,6 +149,7 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
   for (size_t w = 0; w < warps.size(); ++w) {
     warps[w].index = int(w);
     warps[w].regs.assign(size_t(p_.regs.count()) * kWarpSize, 0x5a5a5a5a5a5a5a5aull);
+    warps[w].wgmma_busy.assign(size_t(p_.regs.count()), 0);
   }
   for (;;) {
     moved_ = false;
@@ -163,6 +173,8 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
       for (const Warp &w : warps)
         for (int lane = 0; lane < kWarpSize; ++lane)
           if (!w.committed[lane].empty() || !w.open_group[lane].empty()) return "cp.async copies never waited for";
+      for (const Warp &w : warps)
+        if (!w.wgmma_committed.empty() || !w.wgmma_open.empty()) return "wgmma products never waited for";
       return "";
     }
     if (waiting == 0 || waiting + exited < warps.size()) {
@@ -191,6 +203,15 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
   }
   const Instr &in = p_.code[w.pc];
   ++executed_;
+  if (in.op != Op::kWgmma) {  // a product may chain on the accumulator of the one before it
+    auto busy = [&](Reg r) { return r.valid() && w.wgmma_busy[size_t(r.id)] != 0; };
+    for (Reg r : in.dst)
+      if (busy(r)) return "writes %" + p_.regs.name(r) + " while a wgmma product that uses it is in flight";
+    for (const Operand &o : in.src)
+      if (o.kind == Operand::Kind::kReg && busy(o.reg))
+        return "reads %" + p_.regs.name(o.reg) + " while a wgmma product that uses it is in flight";
+    if (busy(in.guard)) return "a guard a wgmma product in flight uses";
+  }
   switch (in.op) {
     case Op::kBarSync:
       if (in.src.empty()) break;  // the CTA's barrier 0, below
@@ -368,7 +389,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           const int row = g + 8 * (e / 2), col = 2 * tq + e % 2;
           double sum = C[row][col];
           for (int k = 0; k < 16; ++k) sum += A[row][k] * B[k][col];  // exact: products of f16 fit a double
-          set(in.dst[size_t(e)], lane, of_f32(float(sum)));
+          set(in.dst[size_t(e)], lane, of_f32_result(float(sum)));
         }
       }
       break;
@@ -381,9 +402,13 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         const Reg d = in.dst.empty() ? Reg{} : in.dst[0];
         switch (in.op) {
           case Op::kMov: set(d, lane, a(0)); break;
-          case Op::kAdd: set(d, lane, f ? of_f32(fval(in.src[0], lane) + fval(in.src[1], lane)) : a(0) + a(1)); break;
-          case Op::kSub: set(d, lane, f ? of_f32(fval(in.src[0], lane) - fval(in.src[1], lane)) : a(0) - a(1)); break;
-          case Op::kMul: set(d, lane, of_f32(fval(in.src[0], lane) * fval(in.src[1], lane))); break;
+          case Op::kAdd:
+            set(d, lane, f ? of_f32_result(fval(in.src[0], lane) + fval(in.src[1], lane)) : a(0) + a(1));
+            break;
+          case Op::kSub:
+            set(d, lane, f ? of_f32_result(fval(in.src[0], lane) - fval(in.src[1], lane)) : a(0) - a(1));
+            break;
+          case Op::kMul: set(d, lane, of_f32_result(fval(in.src[0], lane) * fval(in.src[1], lane))); break;
           case Op::kMulLo: set(d, lane, a(0) * a(1)); break;
           case Op::kMulWide: {
             const Type st = in.src_type;
@@ -394,7 +419,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           case Op::kMad: set(d, lane, a(0) * a(1) + a(2)); break;
           case Op::kDiv:
             if (f) {
-              set(d, lane, of_f32(fval(in.src[0], lane) / fval(in.src[1], lane)));
+              set(d, lane, of_f32_result(fval(in.src[0], lane) / fval(in.src[1], lane)));
             } else {
               if (a(1) == 0) return "integer division by zero";
               set(d, lane, is_signed(t) ? uint64_t(sa(0) / sa(1)) : a(0) / a(1));
@@ -430,8 +455,12 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           case Op::kFma:
             set(d, lane, of_f32_result(std::fma(fval(in.src[0], lane), fval(in.src[1], lane), fval(in.src[2], lane))));
             break;
-          case Op::kEx2: set(d, lane, of_f32(flush(float(std::exp2(double(flush(fval(in.src[0], lane)))))))); break;
-          case Op::kLg2: set(d, lane, of_f32(flush(float(std::log2(double(flush(fval(in.src[0], lane)))))))); break;
+          case Op::kEx2:
+            set(d, lane, of_f32_result(flush(float(std::exp2(double(flush(fval(in.src[0], lane))))))));
+            break;
+          case Op::kLg2:
+            set(d, lane, of_f32_result(flush(float(std::log2(double(flush(fval(in.src[0], lane))))))));
+            break;
           case Op::kCvt: {
             const Type st = in.src_type;
             const uint64_t x = val(in.src[0], st, lane);
@@ -726,7 +755,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
       const int m = g + 8 * h, col = 8 * i + 2 * t + e;
       double sum = scale_d ? double(as_f32(w.r(in.dst[q], lane))) : 0.0;
       for (int k = 0; k < 32; ++k) sum += a[m][k] * b[size_t(col) * 32 + size_t(k)];  // products of e4m3: exact
-      out[q * kWarpSize + size_t(lane)] = of_f32(float(sum));
+      out[q * kWarpSize + size_t(lane)] = of_f32_result(float(sum));
     }
   }
   for (int lane = 0; lane < kWarpSize; ++lane)
@@ -768,9 +797,17 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
     case Op::kSetmaxnreg:
     case Op::kFenceProxyAsync:
     case Op::kFenceMbarrierInit:
-    case Op::kWgmmaFence:
-    case Op::kWgmmaCommit:
-    case Op::kWgmmaWait: break;  // the products complete when issued
+    case Op::kWgmmaFence: break;
+    case Op::kWgmmaCommit:  // a group, empty or not, as PTX counts them
+      w.wgmma_committed.push_back(std::move(w.wgmma_open));
+      w.wgmma_open.clear();
+      break;
+    case Op::kWgmmaWait:  // the products were computed when issued; their registers are free again
+      while (int64_t(w.wgmma_committed.size()) > in.aux) {
+        for (Reg r : w.wgmma_committed.front()) --w.wgmma_busy[size_t(r.id)];
+        w.wgmma_committed.pop_front();
+      }
+      break;
     case Op::kMbarInit:
       for (int lane = 0; lane < kWarpSize; ++lane) {
         if (!active(lane)) continue;
@@ -823,6 +860,14 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
       if (actives != kWarpSize) return "a predicated wgmma, or one in divergent code";
       const std::string e = wgmma(w, in);
       if (!e.empty()) return e;
+      // Its accumulator, and A's fragments where A comes from registers, until its group is waited for.
+      std::vector<Reg> used = in.dst;
+      if (in.src.size() == 6)
+        for (size_t i = 0; i < 4; ++i) used.push_back(in.src[i].reg);
+      for (Reg r : used) {
+        ++w.wgmma_busy[size_t(r.id)];
+        w.wgmma_open.push_back(r);
+      }
       break;
     }
     default: return "the interpreter does not model this instruction";

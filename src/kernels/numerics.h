@@ -169,11 +169,11 @@ ZYFA_HD uint8_t e4m3_code(float x) {
 // of a code). At |bmax| = 2^k that is about 2^(k - 20) codes; the top code passes 126 (8.5 codes) only
 // around |bmax| = 2^23, far beyond fuzz_attention's kSaneScoreRange (2^16).
 ZYFA_HD float fp8_lean_p_scale(float c) { return c * (float(kE4m3CodesPerBinade) / float(kLeanLevelsPerUnit)); }
-ZYFA_HD float fp8_lean_p_offset(float bmax) {
-  constexpr float kPerLevel = 1.0f / float(kLeanLevelsPerUnit);
-  return std::fma(bmax, -float(kE4m3CodesPerBinade) * kPerLevel,
-                  kLeanCodeBase + (float(kLeanPTopCode) + 0.5f) * kPerLevel);
-}
+// The offset's FFMA, offset = fma(bmax, kLeanOffsetPerBmax, kLeanOffsetAtZero); both exact in fp32. The
+// emitters write these two constants into the same FFMA.
+constexpr float kLeanOffsetPerBmax = -float(kE4m3CodesPerBinade) / float(kLeanLevelsPerUnit);
+constexpr float kLeanOffsetAtZero = kLeanCodeBase + (float(kLeanPTopCode) + 0.5f) / float(kLeanLevelsPerUnit);
+ZYFA_HD float fp8_lean_p_offset(float bmax) { return std::fma(bmax, kLeanOffsetPerBmax, kLeanOffsetAtZero); }
 // The code of score s, exactly as the GPU makes it: y = fma(s, scale, offset); bits 16-31 of y as a signed
 // 16-bit integer, max with kLeanFieldOfCodeZero (max.s16x2), then its low byte. A NaN y is the GPU's
 // canonical NaN (0x7fffffff), whose field is 0x7fff: code 0xff, an e4m3 NaN, so NaN scores give NaN outputs.

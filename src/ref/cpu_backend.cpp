@@ -127,7 +127,7 @@ void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float
     add_scaled(acc, v + j * d_v, p, d_v);
   };
   for (int64_t j = 0; j < n; ++j)
-    add(j, k.lean_p ? code_value[nx::lean_p_code(scores[j], lean_scale, lean_offset)] : code_value[nx::e4m3_code(exact_p(j))]);
+    add(j, code_value[k.lean_p ? nx::lean_p_code(scores[j], lean_scale, lean_offset) : nx::e4m3_code(exact_p(j))]);
   // Split P: the residuals' product, after the block's first one, into the same sums.
   if (k.split_p)
     for (int64_t j = 0; j < n; ++j) {

@@ -62,9 +62,7 @@ TEST(LeanClamp, PairsGiveTheHostCodes) {
   std::vector<std::array<uint32_t, 2>> pairs;
   for (size_t i = 0; i + 1 < ys.size(); i += 2) pairs.push_back({bits(ys[i]), bits(ys[i + 1])});
   const std::vector<uint32_t> got = run_pairs(pairs, [](Builder &b, Reg d, Reg x, Reg y) {
-    const Reg zero = b.temp(Type::kB32, "code_zero");
-    b.mov(zero, imm(int64_t(numerics::kLeanFieldOfCodeZero) * 0x10001));
-    emit_lean_code_pairs(b, d, x, y, zero);
+    emit_lean_code_pairs(b, d, x, y, emit_lean_code_zero(b));
   });
   for (size_t i = 0; i < pairs.size(); ++i) {
     EXPECT_EQ(int(got[i] & 0xffu), numerics::lean_p_code(ys[2 * i], 1.0f, 0.0f)) << ys[2 * i];

@@ -136,7 +136,9 @@ TEST(E4m3, TiesSubnormalsSaturationAndNan) {
 // ---- lean P
 
 // y = 2 + level / 64 for the level of score s (numerics.h), in double: what lean_p_code floors.
-double lean_level(float s, float scale, float offset) { return (double(std::fma(s, scale, offset)) - kLeanCodeBase) * kLeanLevelsPerUnit; }
+double lean_level(float s, float scale, float offset) {
+  return (double(std::fma(s, scale, offset)) - kLeanCodeBase) * kLeanLevelsPerUnit;
+}
 
 // The field trick: for y in [2, 4), bits 16-31 of y read as an int16 are 0x4000 + floor(level).
 TEST(LeanP, TheFieldOfTheFfmaIsTheFlooredCode) {

@@ -1,0 +1,107 @@
+// The interpreter computes a wgmma product when it is issued, but on the GPU it runs until a wgmma.wait_group
+// retires its group, and its registers (A's fragments, the accumulator) are its own until then. The
+// interpreter enforces that: these kernels touch them too early and must fail, or wait and must not.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "asmgen/builder.hpp"
+#include "asmgen/interpreter.hpp"
+
+namespace zyfa::asmgen {
+namespace {
+
+constexpr int kWarpgroup = 128;
+constexpr int kSharedBytes = 16384;
+// A 128-byte-swizzled B operand at shared offset 0, 8-row groups 1024 bytes apart.
+constexpr uint64_t kBDescriptor = (uint64_t(1) << 62) | (uint64_t(1024 / 16) << 32);
+
+// One warpgroup issues D (m64n8, 4 registers a thread) = A (registers) B, commits, then runs `after` with
+// A's and D's registers; returns the interpreter's verdict.
+std::string run(const std::function<void(Builder &, const std::array<Reg, 4> &, const std::vector<Reg> &)> &after) {
+  Program p;
+  p.entry = "wgmma_hazard_test";
+  p.threads = kWarpgroup;
+  p.dynamic_smem_bytes = kSharedBytes;
+  Builder b(p);
+  std::array<Reg, 4> a;
+  for (Reg &r : a) {
+    r = b.temp(Type::kB32, "a");
+    b.mov(r, imm(0x38383838));  // e4m3 ones
+  }
+  std::vector<Reg> d;
+  for (int i = 0; i < 4; ++i) d.push_back(b.temp(Type::kF32, "d"));
+  const Reg desc = b.temp(Type::kU64, "b_desc");
+  b.mov(desc, imm(int64_t(kBDescriptor)));
+  const Reg zero = b.temp(Type::kS32, "zero");
+  b.mov(zero, imm(0));
+  const Reg overwrite = b.temp(Type::kPred, "overwrite");
+  b.setp(overwrite, Cmp::kNe, Type::kS32, zero, imm(0));
+  b.wgmma_fence();
+  b.wgmma_e4m3(d, a, desc, overwrite);
+  b.wgmma_commit();
+  after(b, a, d);
+  b.exit();
+  Interpreter interp(p);
+  return interp.run(1, nullptr);
+}
+
+TEST(WgmmaHazards, WritingAsFragmentsBeforeTheWaitFails) {
+  const std::string e = run([](Builder &b, const std::array<Reg, 4> &a, const std::vector<Reg> &) {
+    b.mov(a[0], imm(0));
+    b.wgmma_wait(0);
+  });
+  EXPECT_NE(e.find("while a wgmma product that uses it is in flight"), std::string::npos) << e;
+}
+
+TEST(WgmmaHazards, ReadingTheAccumulatorBeforeTheWaitFails) {
+  const std::string e = run([](Builder &b, const std::array<Reg, 4> &, const std::vector<Reg> &d) {
+    const Reg x = b.temp(Type::kF32, "x");
+    b.add(x, d[0], f32(1.0f));
+    b.wgmma_wait(0);
+  });
+  EXPECT_NE(e.find("reads %"), std::string::npos) << e;
+}
+
+TEST(WgmmaHazards, AWaitThatLeavesTheGroupPendingIsNotEnough) {
+  const std::string e = run([](Builder &b, const std::array<Reg, 4> &, const std::vector<Reg> &d) {
+    b.wgmma_wait(1);  // one group may stay pending: the product's
+    const Reg x = b.temp(Type::kF32, "x");
+    b.add(x, d[0], f32(1.0f));
+    b.wgmma_wait(0);
+  });
+  EXPECT_NE(e.find("in flight"), std::string::npos) << e;
+}
+
+TEST(WgmmaHazards, AWaitRetiresTheOlderGroupsOnly) {
+  // Groups [the product], [empty]: waiting down to one pending retires the product's.
+  EXPECT_EQ(run([](Builder &b, const std::array<Reg, 4> &, const std::vector<Reg> &d) {
+              b.wgmma_commit();
+              b.wgmma_wait(1);
+              const Reg x = b.temp(Type::kF32, "x");
+              b.add(x, d[0], f32(1.0f));
+              b.wgmma_wait(0);
+            }),
+            "");
+}
+
+TEST(WgmmaHazards, AfterTheWaitTheRegistersAreFree) {
+  EXPECT_EQ(run([](Builder &b, const std::array<Reg, 4> &a, const std::vector<Reg> &d) {
+              b.wgmma_wait(0);
+              b.mov(a[0], imm(0));
+              const Reg x = b.temp(Type::kF32, "x");
+              b.add(x, d[0], f32(1.0f));
+            }),
+            "");
+}
+
+TEST(WgmmaHazards, AProductNeverWaitedForFails) {
+  const std::string e = run([](Builder &, const std::array<Reg, 4> &, const std::vector<Reg> &) {});
+  EXPECT_NE(e.find("never waited for"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace zyfa::asmgen
