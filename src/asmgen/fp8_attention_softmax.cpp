@@ -65,10 +65,8 @@ void Emitter::block_max_and_rescale() {
   // Per-block scaling (numerics.h): the lean code offset (the block max becomes code 118) or the exact
   // exponent bias (the block max becomes exactly 2^H), and the unscale that folds the block back.
   for (int r = 0; r < 2; ++r) {
-    if (variant.lean_p)
-      code_offset[size_t(r)] = emit_lean_scale(b, m[size_t(r)], bmax[size_t(r)], unscale[size_t(r)]);
-    else
-      exp_bias[size_t(r)] = emit_exact_scale(b, m[size_t(r)], bmax[size_t(r)], unscale[size_t(r)]);
+    emit_unscale(b, m[size_t(r)], bmax[size_t(r)], unscale[size_t(r)], variant.lean_p);
+    (variant.lean_p ? code_offset : exp_bias)[size_t(r)] = emit_code_offset(b, bmax[size_t(r)], variant.lean_p);
   }
 }
 

@@ -107,7 +107,8 @@ namespace {
 // prmt selector {y0.bytes 2-3, y1.bytes 2-3}: the two codes' 16-bit fields (numerics.h) side by side.
 constexpr int kLeanFieldsOfTwo = 0x7632;
 
-// unscale = 2^max((bmax - m) - G, lowest) (numerics::fp8_unscale_log2).
+}  // namespace
+
 void emit_unscale(Builder &b, Reg m, Reg bmax, Reg unscale, bool lean_p) {
   const Reg x = b.temp(Type::kF32, "unscale_log2");
   b.sub(x, bmax, m);
@@ -116,20 +117,15 @@ void emit_unscale(Builder &b, Reg m, Reg bmax, Reg unscale, bool lean_p) {
   b.ex2(unscale, x);
 }
 
-}  // namespace
-
-Reg emit_lean_scale(Builder &b, Reg m, Reg bmax, Reg unscale) {
-  emit_unscale(b, m, bmax, unscale, /*lean_p=*/true);
+Reg emit_code_offset(Builder &b, Reg bmax, bool lean_p) {
+  if (!lean_p) {
+    const Reg bias = b.temp(Type::kF32, "exp_bias");
+    b.sub(bias, f32(float(nx::kFp8HeadroomBinades)), bmax);
+    return bias;
+  }
   const Reg offset = b.temp(Type::kF32, "code_offset");
   b.fma(offset, bmax, f32(nx::kLeanOffsetPerBmax), f32(nx::kLeanOffsetAtZero));  // numerics::fp8_lean_p_offset
   return offset;
-}
-
-Reg emit_exact_scale(Builder &b, Reg m, Reg bmax, Reg unscale) {
-  emit_unscale(b, m, bmax, unscale, /*lean_p=*/false);
-  const Reg bias = b.temp(Type::kF32, "exp_bias");
-  b.sub(bias, f32(float(nx::kFp8HeadroomBinades)), bmax);
-  return bias;
 }
 
 void emit_lean_code(Builder &b, Reg dst, Reg s, Reg lean_scale, Reg offset) { b.fma(dst, s, lean_scale, offset); }
@@ -139,6 +135,8 @@ void emit_lean_code_pairs(Builder &b, Reg dst, Reg y0, Reg y1, Reg code_zero) {
   b.max_s16x2(dst, dst, code_zero);
 }
 
+void emit_exact_exponent(Builder &b, Reg dst, Reg s, Reg c, Reg bias) { b.fma(dst, s, c, bias); }
+
 Reg emit_lean_code_zero(Builder &b) {
   const Reg code_zero = b.temp(Type::kB32, "code_zero");  // ptxas folds it into VIMNMX's immediate
   b.mov(code_zero, imm(int64_t(nx::kLeanFieldOfCodeZero) * 0x10001));
@@ -146,7 +144,7 @@ Reg emit_lean_code_zero(Builder &b) {
 }
 
 void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias) {
-  b.fma(dst, s, c, bias);
+  emit_exact_exponent(b, dst, s, c, bias);
   b.ex2(dst, dst);
 }
 

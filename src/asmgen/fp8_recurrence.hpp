@@ -34,17 +34,21 @@ Reg emit_block_max(Builder &b, const std::vector<Reg> &scores, Reg c);
 // The lazy rescale: need = bmax > m + tau (numerics::kLazyRescaleThreshold); then m = ceil(8 bmax) / 8
 // where need. With `alpha`, also *alpha = need ? 2^(m_old - m_new) : 1 (a new register). Returns need.
 Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, Reg *alpha);
-// Lean P's per-block scale: unscale = 2^max((bmax - m) - G, lowest). Returns the code offset
-// fl(2 + (118.5 - 8 bmax) / 64), as numerics::fp8_lean_p_offset forms it (a new register).
-Reg emit_lean_scale(Builder &b, Reg m, Reg bmax, Reg unscale);
-// Exact P's per-block scale: unscale = 2^max((bmax - m) - H, lowest). Returns the exponent bias H - bmax.
-Reg emit_exact_scale(Builder &b, Reg m, Reg bmax, Reg unscale);
+// The per-block scale (numerics.h), in two parts that a schedule may place apart: the codes need only
+// bmax, the unscale also the reference m, and it replaces the one that the previous block's fold reads.
+// unscale = 2^max((bmax - m) - G, lowest), G = numerics::fp8_top_binade(lean_p).
+void emit_unscale(Builder &b, Reg m, Reg bmax, Reg unscale, bool lean_p);
+// Lean P: the code offset fl(2 + (118.5 - 8 bmax) / 64), as numerics::fp8_lean_p_offset forms it. Exact P:
+// the exponent bias H - bmax. A new register.
+Reg emit_code_offset(Builder &b, Reg bmax, bool lean_p);
 // dst = y = fma(s, c / 8, offset), the lean code of a score before its clamp: bits 16-22 of y (numerics.h).
 void emit_lean_code(Builder &b, Reg dst, Reg s, Reg lean_scale, Reg offset);
 // dst (b32) = two clamped codes, in the low byte of each half: the 16-bit fields of y0 and y1 gathered by one
 // PRMT, then max.s16x2 with code_zero (a b32 register holding numerics::kLeanFieldOfCodeZero in both halves),
 // so that negative levels, negative y and -inf (masked scores) give code 0 (numerics::lean_p_code).
 void emit_lean_code_pairs(Builder &b, Reg dst, Reg y0, Reg y1, Reg code_zero);
+// dst = fma(s, c, bias), the exponent of exact P (emit_exact_p without its exp2).
+void emit_exact_exponent(Builder &b, Reg dst, Reg s, Reg c, Reg bias);
 // A new b32 register holding the code_zero of emit_lean_code_pairs: numerics::kLeanFieldOfCodeZero in both halves.
 Reg emit_lean_code_zero(Builder &b);
 // dst = exp2(fma(s, c, bias)), the exact P before its conversion to e4m3.

@@ -24,6 +24,21 @@ constexpr uint64_t kDescUnit = 16;
 // low byte of each half of two pairs, emit_lean_code_pairs).
 constexpr int kLowHalves = 0x5410;
 constexpr int kLowBytesOfHalves = 0x6420;
+// The P V k-steps (of kPvSteps, 32 keys each) whose codes' multiply-adds (lean P's y, exact P's exponent; in
+// place, so no register more) run between the S wait and the P V wait, after the block max, while the
+// previous block's P V still runs; the rest of the codes (exact P's exp2, the clamps and packs) follow the
+// fold, with which ptxas interleaves them. fp8-turn (session 6) moved whole codes there, outlasted P V and
+// lost 1.5-3%; fp8-maxfirst (session 8) moved the max alone and gained 0.4-3.5% (bench/NOTES-fp8.md).
+// Measured per kind of P (session 11, interleaved A/B of 0, 2 and 4 steps): lean P gains 1.6-2.0% with 2
+// and nothing with 4; exact P (d_qk = 192) gains up to 1.5% at 16K with 4 and loses 0.8% at 2K with 2.
+constexpr int kEarlyCodeStepsLeanP = 2;
+constexpr int kEarlyCodeStepsExactP = 4;
+// Of those, exact P's steps whose exp2 (in place too) is also taken there: 16 MUFU.EX2 per step, 8 cycles
+// each on the quarter-rate unit, beside the FFMAs. One step measured no faster (session 11).
+constexpr int kEarlyExp2Steps = 0;
+static_assert(kEarlyCodeStepsLeanP <= kPvSteps && kEarlyCodeStepsExactP <= kPvSteps, "early steps of one block");
+static_assert(kEarlyExp2Steps <= kEarlyCodeStepsExactP, "exact P's early exp2 steps are early code steps");
+static_assert(kChunks == 4 * kPvSteps, "a P V k-step covers four n8 chunks of S");
 
 }  // namespace
 
@@ -189,18 +204,45 @@ WgmmaEmitter::BlockScale WgmmaEmitter::block_max(bool first_block) {
   return scale;
 }
 
-// Per-block scaling (numerics.h), then the codes in place.
+// Per-block scaling (numerics.h): the codes' offset (lean P) or exponent bias (exact P) of each row.
+std::array<Reg, 2> WgmmaEmitter::code_offsets(const BlockScale &scale) {
+  std::array<Reg, 2> offset;
+  for (int h = 0; h < 2; ++h) offset[size_t(h)] = emit_code_offset(b, scale.bmax[size_t(h)], variant.lean_p);
+  return offset;
+}
+
+// The block's unscale, into the register that the previous block's fold reads: after that fold.
+void WgmmaEmitter::unscales(const BlockScale &scale) {
+  for (int h = 0; h < 2; ++h)
+    emit_unscale(b, m[size_t(h)], scale.bmax[size_t(h)], unscale[size_t(h)], variant.lean_p);
+}
+
+// Each score register of P V's k-steps [first, last), with its row (0 or 1 of the thread's two).
+void WgmmaEmitter::for_step_scores(int first, int last, const std::function<void(Reg, int)> &body) {
+  for (int kk = first; kk < last; ++kk)
+    for (int h = 0; h < 2; ++h)
+      for (int chunk = 4 * kk; chunk < 4 * (kk + 1); ++chunk)
+        for (int e = 0; e < 2; ++e) body(s[size_t(reg_of(chunk, h, e))], h);
+}
+
+// For P V's k-steps [first, last), in place on S: lean P's y (emit_lean_code) or exact P's exponent.
+void WgmmaEmitter::code_exponents(int first, int last, const std::array<Reg, 2> &offset) {
+  for_step_scores(first, last, [&](Reg x, int h) {
+    if (variant.lean_p) emit_lean_code(b, x, x, lean_scale, offset[size_t(h)]);
+    else emit_exact_exponent(b, x, x, c, offset[size_t(h)]);
+  });
+}
+
+// Exact P from its exponent, in place, for P V's k-steps [first, last).
+void WgmmaEmitter::exact_p_values(int first, int last) {
+  for_step_scores(first, last, [&](Reg x, int) { b.ex2(x, x); });
+}
+
+// The whole block's scale and codes, into pk.
 void WgmmaEmitter::block_codes(const BlockScale &scale) {
-  for (int h = 0; h < 2; ++h) {
-    const Reg mh = m[size_t(h)], bmax = scale.bmax[size_t(h)], uh = unscale[size_t(h)];
-    const Reg offset = variant.lean_p ? emit_lean_scale(b, mh, bmax, uh) : emit_exact_scale(b, mh, bmax, uh);
-    for (int i = 0; i < kChunks; ++i)
-      for (int e = 0; e < 2; ++e) {
-        const Reg x = s[size_t(reg_of(i, h, e))];
-        if (variant.lean_p) emit_lean_code(b, x, x, lean_scale, offset);
-        else emit_exact_p(b, x, x, c, offset);
-      }
-  }
+  unscales(scale);
+  code_exponents(0, kPvSteps, code_offsets(scale));
+  if (!variant.lean_p) exact_p_values(0, kPvSteps);
   pack_p();
 }
 
@@ -239,9 +281,9 @@ void WgmmaEmitter::fold() {
     b.fma(l[size_t(h)], acc[size_t(kRowSumReg + 2 * h)], unscale[size_t(h)], l[size_t(h)]);
 }
 
-// The A fragments of P V: step kk, register 2 half + h holds row h's codes of keys {8 c + 2 t, +1} for the
-// chunks c = 4 kk + 2 half and 4 kk + 2 half + 1, in the key order V^T was written in
-// (fp8_wgmma_producer.cpp).
+// The A fragments of P V from lean P's y (code_exponents) or exact P's values (exact_p_values): step kk,
+// register 2 half + h holds row h's codes of keys {8 c + 2 t, +1} for the chunks c = 4 kk + 2 half and
+// 4 kk + 2 half + 1, in the key order V^T was written in (fp8_wgmma_producer.cpp).
 void WgmmaEmitter::pack_p() {
   const Reg code_zero = variant.lean_p ? emit_lean_code_zero(b) : Reg{};
   for (int kk = 0; kk < kPvSteps; ++kk)
@@ -360,26 +402,36 @@ void WgmmaEmitter::consumer_tile() {
     issue_scores();
     issue_pv();
     pass_turn();
-    // S_kb completes first (wgmma groups complete in order): its row max, lazy rescale and scale run while
-    // P_{kb-1} V is still in flight (they touch neither acc nor the P registers it reads). The codes, the
-    // fold and O's rescale wait for it. Only the max goes before the wait, not the codes: session 6 moved
-    // the whole softmax there (fp8-turn) and lost 1.5-3%, because the work before the wait outlasted P V and
-    // split the fold's FFMAs from the max's FMNMX chain that they had filled (bench/NOTES-fp8.md).
+    // S_kb completes first (wgmma groups complete in order): its row max, lazy rescale and the codes'
+    // multiply-adds of the early steps (in place on S) run while P_{kb-1} V is still in flight; none of them
+    // touches acc, the P registers it reads, or the unscale the fold reads. The fold, the unscale, the rest
+    // of the codes, their packing and O's rescale wait for it. Session 6 moved the whole softmax there
+    // (fp8-turn) and lost 1.5-3%: the work before the wait outlasted P V and split the fold's FFMAs from the
+    // max's FMNMX chain that they had filled (bench/NOTES-fp8.md); the packs stay after the wait for that.
     b.wgmma_wait(1);
     scores_done();
     mask_if_diagonal(kb);
     const int max_start = b.new_label("BLOCK_MAX");
     b.place(max_start);
     const BlockScale scale = block_max(/*first_block=*/false);
+    const int early_codes = variant.lean_p ? kEarlyCodeStepsLeanP : kEarlyCodeStepsExactP;
+    const int early_exp2 = variant.lean_p ? 0 : kEarlyExp2Steps;
+    if (early_codes > 0) code_exponents(0, early_codes, code_offsets(scale));
+    if (early_exp2 > 0) exact_p_values(0, early_exp2);
     // ptxas starts a wgmma wait's basic block with it and would sink the max below it. A branch back to
     // BLOCK_MAX on kb > tile, which never holds here (the loop runs only while kb <= tile, and kb and tile
     // are the same in every thread of the CTA, so all four warps reach the wait together), keeps the max
-    // above: m, which it writes, is read again at BLOCK_MAX.
+    // and the early steps above: m, which the max writes, and S, which they rewrite in place, are read again
+    // at BLOCK_MAX. (Taken, it would rerun them on the rewritten S: it must stay never taken.)
     b.bra_if(Cmp::kGt, Type::kS32, kb, tile, max_start, "kb_past_tile");
     b.wgmma_wait(0);
     pv_done();
-    fold();  // with the previous block's unscale, which block_codes then replaces
-    block_codes(scale);
+    fold();  // with the previous block's unscale, which unscales then replaces
+    unscales(scale);
+    // The offsets again (one instruction a row) rather than two more registers live across the wait.
+    if (early_codes < kPvSteps) code_exponents(early_codes, kPvSteps, code_offsets(scale));
+    if (!variant.lean_p) exact_p_values(early_exp2, kPvSteps);
+    pack_p();
     rescale_o(scale);
   }
   b.add(kb, kb, imm(1));

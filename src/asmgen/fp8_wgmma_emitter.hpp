@@ -181,20 +181,27 @@ class WgmmaEmitter {
   void pv(Reg vt_stage);
   void release(int which, Reg stage);
   void mask_diagonal();
-  // One key block's softmax in two halves. block_max: the rows' block max and the lazy rescale (m moves); it
-  // reads only S, so it may run while P V is in flight. block_codes: the block's scale (into unscale, so
-  // after the fold of the previous block), the P codes from S in place and their packing into pk, which the
-  // previous P V reads.
+  // One key block's softmax in parts. block_max: the rows' block max and the lazy rescale (m moves); it
+  // reads only S, so it may run while P V is in flight. code_exponents: the codes' multiply-adds in place on
+  // S, from the block max alone (code_offsets), so they may run then too, and so may exact P's exp2 of some
+  // steps (exact_p_values, in place). After the previous block's fold: unscales (the block's unscale replaces
+  // the one that fold reads), the rest of the codes, and pack_p (the codes into pk, which the previous P V
+  // reads). block_codes does it all at once.
   struct BlockScale {
     std::array<Reg, 2> bmax;         // c * the block's max score, per row
     std::array<Reg, 2> need, alpha;  // alpha only after a tile's first block (O and l are zero before)
   };
   BlockScale block_max(bool first_block);
+  std::array<Reg, 2> code_offsets(const BlockScale &scale);
+  void unscales(const BlockScale &scale);
+  void for_step_scores(int first, int last, const std::function<void(Reg, int)> &body);
+  void code_exponents(int first, int last, const std::array<Reg, 2> &offset);
   void block_codes(const BlockScale &scale);
   // O and l times alpha, in warps where some row's reference moved (alpha = 1 elsewhere is exact).
   void rescale_o(const BlockScale &scale);
   void softmax(bool first_block);
   void fold();
+  void exact_p_values(int first, int last);
   void pack_p();
   Reg split_p_lo(Reg p1, Reg p0, Reg hi);  // a b16 of two residual codes
   void epilogue();
