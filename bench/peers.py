@@ -186,6 +186,10 @@ def warm_up(call, seconds, min_calls, timer=time_calls):
     return last_ms
 
 
+def unix_ms_now():
+    return int(time.time() * 1e3)
+
+
 # A sustained timing that came out short (the estimate from the warm-up was off) is run again, sized from
 # itself, up to this many times.
 SUSTAINED_ATTEMPTS = 3
@@ -193,13 +197,15 @@ SUSTAINED_ATTEMPTS = 3
 
 def time_sustained(call, seconds, warmup_s, timer=time_calls):
     """Back-to-back calls for at least `seconds` after `warmup_s` of warm-up (the seed's sustained mode):
-    returns (ms per call, calls, timed seconds) of the first timed window that lasted `seconds`."""
+    returns (ms per call, calls, timed seconds, window) of the first timed window that lasted `seconds`;
+    window holds its wall-clock bounds in Unix milliseconds, as zyfa_bench's records do."""
     ms = warm_up(call, warmup_s, 1, timer)
     for _ in range(SUSTAINED_ATTEMPTS):
         n = max(1, math.ceil(1.1 * seconds * 1e3 / max(ms, 1e-6)))
+        start = unix_ms_now()
         ms = timer(call, n)
         if ms * n >= seconds * 1e3:
-            return ms, n, ms * n / 1e3
+            return ms, n, ms * n / 1e3, (start, unix_ms_now())
     raise RuntimeError(f"sustained timing stayed under {seconds} s after {SUSTAINED_ATTEMPTS} attempts")
 
 
@@ -230,9 +236,10 @@ def run_timing(args, meta, t, impls, case_index):
             impl = live[(j + case_index) % len(live)]
             try:
                 time.sleep(args.sustained_idle_s)
-                ms, n, timed_s = time_sustained(calls[impl], args.sustained_time_s, args.sustained_warmup_s)
+                ms, n, timed_s, window = time_sustained(calls[impl], args.sustained_time_s, args.sustained_warmup_s)
                 ms_list[impl].append(ms)
-                info[impl] = {"calls": n, "timed_s": timed_s}
+                info[impl] = {"calls": n, "timed_s": timed_s, "window_start_unix_ms": window[0],
+                              "window_end_unix_ms": window[1]}
             except Exception as e:  # noqa: BLE001 - a failing peer is recorded, the run goes on
                 errors[impl] = f"{type(e).__name__}: {e}"
     else:

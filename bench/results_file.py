@@ -22,6 +22,7 @@ p_rounding). p_rounding (lean | exact | split; zyfa FP8 only) marks a zyfa run w
 (zyfa_bench --p-rounding); a record without it ran the library's default. It is part of a record's identity.
 """
 import argparse
+import datetime
 import json
 import re
 import subprocess
@@ -77,9 +78,13 @@ def environment():
 LOADED_WATTS = 250.0
 
 
-def clock_summary(path):
-    """SM clock and power over the samples nvidia-smi took every 200 ms while the part ran."""
-    loaded = []
+# nvidia-smi's timestamp column, in the local time of the machine that sampled (wrap runs there too).
+SMI_TIMESTAMP = "%Y/%m/%d %H:%M:%S.%f"
+
+
+def clock_samples(path):
+    """(Unix ms or None, SM MHz, W, C, clock event reasons) per sample nvidia-smi took every 200 ms."""
+    samples = []
     with open(path) as f:
         for line in f:
             fields = [x.strip() for x in line.split(",")]
@@ -87,8 +92,30 @@ def clock_summary(path):
                 sm, watts, temp = float(fields[1]), float(fields[2]), float(fields[3])
             except (IndexError, ValueError):
                 continue
-            if watts >= LOADED_WATTS:
-                loaded.append((sm, watts, temp, fields[4] if len(fields) > 4 else ""))
+            try:
+                unix_ms = datetime.datetime.strptime(fields[0], SMI_TIMESTAMP).timestamp() * 1e3
+            except ValueError:
+                unix_ms = None
+            samples.append((unix_ms, sm, watts, temp, fields[4] if len(fields) > 4 else ""))
+    return samples
+
+
+def clocks_in_window(samples, start_ms, end_ms):
+    """SM clock and power over the samples inside one record's timed window: whether a kernel ran slower
+    because the board lowered its clock (power or heat) or because it needs more cycles."""
+    inside = [s for s in samples if s[0] is not None and start_ms <= s[0] <= end_ms]
+    if not inside:
+        return {"samples": 0}
+    sms = sorted(s[1] for s in inside)
+    watts = sorted(s[2] for s in inside)
+    return {"samples": len(inside), "sm_mhz_median": sms[len(sms) // 2], "sm_mhz_min": sms[0],
+            "power_w_median": watts[len(watts) // 2], "temp_c_max": max(s[3] for s in inside),
+            "clock_event_reasons": sorted({s[4] for s in inside})}
+
+
+def clock_summary(path):
+    """SM clock and power over the samples nvidia-smi took every 200 ms while the part ran."""
+    loaded = [s[1:] for s in clock_samples(path) if s[2] >= LOADED_WATTS]
     if not loaded:
         return {"loaded_samples": 0}
     sms = sorted(x[0] for x in loaded)
@@ -110,6 +137,11 @@ def wrap(args):
             r["part"] = args.part
             check_record(r)
             records.append(r)
+    if args.clock_samples:
+        samples = clock_samples(args.clock_samples)
+        for r in records:
+            if "window_start_unix_ms" in r:
+                r["clocks_in_window"] = clocks_in_window(samples, r["window_start_unix_ms"], r["window_end_unix_ms"])
     with open(args.clocks_before) as f:
         before = f.read().strip()
     with open(args.clocks_after) as f:

@@ -9,6 +9,14 @@
 #include "cuda_util.hpp"
 
 namespace zyfa::bench {
+namespace {
+
+int64_t unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 double time_calls(const Launch &launch, cudaStream_t stream, int calls) {
   Event start, stop;
@@ -46,7 +54,9 @@ SustainedResult time_sustained(const Launch &launch, cudaStream_t stream, const 
   // 10% spare, so that a clock that rises after the warm-up still leaves >= time_s timed.
   const int calls = std::max(1, int(std::ceil(1.1 * p.time_s * 1e3 / std::max(ms, 1e-6))));
   SustainedResult r;
+  r.window_start_unix_ms = unix_ms_now();
   r.ms_per_call = time_calls(launch, stream, calls);
+  r.window_end_unix_ms = unix_ms_now();
   r.calls = calls;
   r.timed_s = r.ms_per_call * calls / 1e3;
   return r;

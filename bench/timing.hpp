@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <functional>
 
 namespace zyfa::bench {
@@ -36,6 +37,10 @@ struct SustainedResult {
   double ms_per_call = 0.0;
   int calls = 0;
   double timed_s = 0.0;
+  // Wall-clock bounds of the timed calls (Unix milliseconds), for matching them to the clock and power
+  // samples that tools/device/run_bench.sh takes while the part runs.
+  int64_t window_start_unix_ms = 0;
+  int64_t window_end_unix_ms = 0;
 };
 SustainedResult time_sustained(const Launch &launch, cudaStream_t stream, const SustainedProtocol &p);
 

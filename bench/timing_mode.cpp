@@ -22,6 +22,7 @@ struct Slot {  // one (case, impl) across its repeats
   std::vector<double> ms;
   std::string error;
   double sustained_s = 0.0;
+  int64_t window_start_unix_ms = 0, window_end_unix_ms = 0;
 };
 
 class TimingRun {
@@ -79,7 +80,10 @@ class TimingRun {
         for (double ms : s.ms) per_repeat.push_back(flops / (ms * 1e-3) / 1e12);
         r.set("tflops", flops / (median_ms * 1e-3) / 1e12).set("time_ms", median_ms)
             .set("tflops_repeats", per_repeat).set("calls", s.calls).set("repeats", int(s.ms.size()));
-        if (o_.mode == "sustained") r.set("timed_s", s.sustained_s);
+        if (o_.mode == "sustained")
+          r.set("timed_s", s.sustained_s)
+              .set("window_start_unix_ms", s.window_start_unix_ms)
+              .set("window_end_unix_ms", s.window_end_unix_ms);
         if (!s.error.empty()) r.set("error", s.error);
         out.push_back(r);
       }
@@ -129,6 +133,8 @@ class TimingRun {
         ms = r.ms_per_call;
         slot.calls = r.calls;
         slot.sustained_s = r.timed_s;
+        slot.window_start_unix_ms = r.window_start_unix_ms;
+        slot.window_end_unix_ms = r.window_end_unix_ms;
       } else {
         if (!slot.warmed) {
           slot.calls = calls_per_repeat(o_.kernel, warm_up(launch, stream_, o_.kernel.warmup_s, 3));
