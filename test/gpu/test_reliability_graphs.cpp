@@ -2,12 +2,15 @@
 // the plan cache then evicts everything it can around the pinned plan, and the graph is replayed 100 times
 // with new inputs written into the same buffers: every replay matches fp64 and is bitwise equal to an
 // eager call on the same inputs. A capture without prepare returns ZYFA_STATUS_NOT_PREPARED, adds no node
-// and leaves the capture usable.
+// and leaves the capture usable. Eager calls in another thread, which evict plans and free their tables while
+// a global-mode capture is open, leave that capture intact.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "reliability.hpp"
@@ -21,6 +24,8 @@ constexpr int kEvictingShapes = 6;
 // Deliberately unusual shapes, so no other test has prepared them in this process.
 constexpr int64_t kUnpreparedSeqlen = 3331;
 constexpr int64_t kEvictingSeqlenBase = 2111;
+// The other thread's shapes: one key-block count (17) for all, so their job tables have one size.
+constexpr int64_t kConcurrentSeqlenBase = 2113;
 
 struct GraphCase {
   const char *name;
@@ -181,6 +186,96 @@ TEST(ReliabilityGraphsUnprepared, CaptureWithoutPrepareIsRefusedAndTheCaptureSur
   ZYFA_ASSERT_CUDA(cudaStreamSynchronize(stream));
   ASSERT_EQ(problem.download(), "");
   EXPECT_TRUE(matches_fp64(problem.host()));
+}
+
+
+// A serving thread's eager calls while another thread captures in global mode: each call builds a plan,
+// evicts the last one (capacity 1) and frees the tables of finished launches, which takes cudaFree and
+// event queries, calls a global capture forbids to threads that have not relaxed their mode. zyfa relaxes
+// its own thread's mode around them, so the capture must survive, the serving thread's tables must still
+// be freed (memory stays bounded) and every result must be right.
+TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureIntact) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  Stream capture_stream, serve_stream;
+  ZYFA_ASSERT_CUDA(capture_stream.error());
+  ZYFA_ASSERT_CUDA(serve_stream.error());
+  DeviceProblem captured(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 300, 4, 2), seed);
+  ASSERT_EQ(captured.status(), "");
+  std::vector<std::unique_ptr<DeviceProblem>> served;
+  for (int i = 0; i < kEvictingShapes; ++i) {
+    served.push_back(std::make_unique<DeviceProblem>(
+        attention_shape(ZYFA_DTYPE_BF16, 128, 1, kConcurrentSeqlenBase + i, 4, 2), seed + 1 + uint64_t(i)));
+    ASSERT_EQ(served.back()->status(), "");
+    ZYFA_ASSERT_CUDA(served.back()->poison(serve_stream));
+  }
+  const zyfa_attn_desc captured_desc = captured.desc();
+  ZYFA_ASSERT_CUDA(captured.poison(capture_stream));
+  ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
+
+  // Start from an empty cache, so that the table bytes below are this test's alone.
+  CapacityGuard restore;
+  ASSERT_EQ(zyfa_plan_cache_clear(), ZYFA_STATUS_SUCCESS);
+  ASSERT_EQ(zyfa_attn_prepare(&captured_desc, capture_stream), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  ASSERT_EQ(zyfa_plan_cache_set_capacity(1), ZYFA_STATUS_SUCCESS);
+  const uint64_t evictions_before = cache_stats().evictions;
+
+  Graph graph;
+  ZYFA_ASSERT_CUDA(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeGlobal));
+  const zyfa_status in_capture = zyfa_attn_fwd(&captured_desc, capture_stream);
+  const uint64_t bytes_before_serving = cache_stats().device_bytes;
+
+  std::vector<zyfa_status> statuses;
+  std::vector<std::string> messages;
+  std::vector<cudaError_t> syncs;
+  std::vector<uint64_t> bytes_after;
+  std::thread server([&] {
+    for (const auto &problem : served) {
+      const zyfa_attn_desc desc = problem->desc();
+      statuses.push_back(zyfa_attn_fwd(&desc, serve_stream));
+      messages.push_back(zyfa_last_error());
+      // The test's own wait, in relaxed mode: the point is zyfa's calls, which run in this thread's default.
+      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+      cudaThreadExchangeStreamCaptureMode(&mode);
+      syncs.push_back(cudaStreamSynchronize(serve_stream));
+      cudaThreadExchangeStreamCaptureMode(&mode);
+      bytes_after.push_back(cache_stats().device_bytes);
+    }
+  });
+  server.join();
+
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  const cudaError_t query = cudaStreamIsCapturing(capture_stream, &capturing);
+  const cudaError_t end = cudaStreamEndCapture(capture_stream, &graph.graph);
+  ASSERT_EQ(in_capture, ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  ZYFA_ASSERT_CUDA(query);
+  EXPECT_EQ(capturing, cudaStreamCaptureStatusActive) << "the other thread's calls invalidated the capture";
+  ZYFA_ASSERT_CUDA(end);
+  ASSERT_EQ(statuses.size(), served.size());
+  for (size_t i = 0; i < served.size(); ++i) {
+    SCOPED_TRACE("served call " + std::to_string(i));
+    ASSERT_EQ(statuses[i], ZYFA_STATUS_SUCCESS) << messages[i];
+    ZYFA_ASSERT_CUDA(syncs[i]);
+  }
+  EXPECT_GE(cache_stats().evictions, evictions_before + served.size() - 1) << "capacity 1 should evict every call";
+  // One served table is T bytes (the first call built one and had nothing to free). Freed as their launches
+  // finish, the served tables hold at most two at a time; kept, they would hold all of them.
+  const uint64_t table = bytes_after.front() - bytes_before_serving;
+  ASSERT_GT(table, 0u);
+  EXPECT_LE(bytes_after.back(), bytes_before_serving + 2 * table)
+      << "the serving thread's evicted tables were not freed while the capture was open";
+
+  ZYFA_ASSERT_CUDA(cudaGraphInstantiate(&graph.exec, graph.graph, 0));
+  ZYFA_ASSERT_CUDA(cudaGraphLaunch(graph.exec, capture_stream));
+  ZYFA_ASSERT_CUDA(cudaStreamSynchronize(capture_stream));
+  ASSERT_EQ(captured.download(), "");
+  EXPECT_TRUE(matches_fp64(captured.host()));
+  for (size_t i = 0; i < served.size(); ++i) {
+    SCOPED_TRACE("served call " + std::to_string(i));
+    ASSERT_EQ(served[i]->download(), "");
+    EXPECT_TRUE(matches_fp64(served[i]->host()));
+  }
 }
 
 }  // namespace
