@@ -3,10 +3,12 @@
 hold, in one unit, with the ratio B / A. The question it answers: where does one kernel spend the cycles that
 another does not (issue slots, pipe utilization, warp states, instruction counts)?
 
-  python3 bench/ncu_compare.py A-details.csv B-details.csv [--names zyfa,fa3] [--sections WarpStateStats,...]
+  python3 bench/ncu_compare.py A-details.csv B-details.csv [--names zyfa,fa3]
+      [--sections "Warp State Statistics,Compute Workload Analysis"]
 
-Input: `ncu -i REPORT --page details --csv` of one launch each (tools/device/run_ncu.sh writes NAME-details.csv,
-for a zyfa kernel or, with RUNNER=peers, a peer's).
+Input: `ncu -i REPORT --page details --csv --print-units base` of one launch each (tools/device/run_ncu.sh
+writes NAME-details.csv, for a zyfa kernel or, with RUNNER=peers, a peer's). Base units make the two reports
+agree; UNITS below is the fallback for files exported without them.
 """
 import argparse
 import csv
@@ -80,7 +82,8 @@ def main():
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--names", default="A,B", help="column names for the two launches")
-    p.add_argument("--sections", help="comma-separated section names to keep (default: all)")
+    p.add_argument("--sections", help="comma-separated section names as the CSV's Section Name column prints them, "
+                   "e.g. \"GPU Speed Of Light Throughput,Warp State Statistics\" (default: all)")
     args = p.parse_args()
     name_a, name_b = args.names.split(",")
     sections = set(args.sections.split(",")) if args.sections else None

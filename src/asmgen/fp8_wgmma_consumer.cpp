@@ -30,7 +30,8 @@ constexpr int kLowBytesOfHalves = 0x6420;
 // fold, with which ptxas interleaves them. fp8-turn (session 6) moved whole codes there, outlasted P V and
 // lost 1.5-3%; fp8-maxfirst (session 8) moved the max alone and gained 0.4-3.5% (bench/NOTES-fp8.md).
 // Measured per kind of P (session 11, interleaved A/B of 0, 2 and 4 steps): lean P gains 1.6-2.0% with 2
-// and nothing with 4; exact P (d_qk = 192) gains up to 1.5% at 16K with 4 and loses 0.8% at 2K with 2.
+// and nothing with 4; exact P (d_qk = 192) gains up to 1.5% at 16K with 4 and loses 0.8% at 2K with 2 (exact P
+// at d = 128, on request, takes the same count; not measured on its own).
 constexpr int kEarlyCodeStepsLeanP = 2;
 constexpr int kEarlyCodeStepsExactP = 4;
 // Of those, exact P's steps whose exp2 (in place too) is also taken there: 16 MUFU.EX2 per step, 8 cycles

@@ -11,8 +11,9 @@ namespace {
 // Hopper is compute capability 9.x; the build embeds sm_90a code only.
 constexpr int kHopperMajor = 9;
 
-// Allocation and copies made while some thread captures a graph in global mode would invalidate that
-// capture; relaxed mode for the calling thread keeps them legal, and the previous mode is restored.
+// Allocation, frees, copies and event queries made while some thread captures a graph in global mode would
+// invalidate that capture; relaxed mode for the calling thread keeps them legal, and the previous mode is
+// restored.
 class RelaxedCaptureScope {
  public:
   RelaxedCaptureScope() { cudaThreadExchangeStreamCaptureMode(&mode_); }
@@ -95,6 +96,9 @@ class CudaDeviceMemory final : public DeviceMemory {
   }
   bool event_finished(int device, void *event) override {
     DeviceScope on_device(device);
+    // An event query is one of the calls a global-mode capture in another thread forbids (it would invalidate
+    // that capture), even for an event recorded outside any capture.
+    RelaxedCaptureScope relaxed;
     const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
     // cudaErrorNotReady is a state, not an error: the runtime records nothing for cudaGetLastError.
     if (e == cudaErrorNotReady) return false;

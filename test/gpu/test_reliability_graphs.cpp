@@ -188,7 +188,6 @@ TEST(ReliabilityGraphsUnprepared, CaptureWithoutPrepareIsRefusedAndTheCaptureSur
   EXPECT_TRUE(matches_fp64(problem.host()));
 }
 
-
 // A serving thread's eager calls while another thread captures in global mode: each call builds a plan,
 // evicts the last one (capacity 1) and frees the tables of finished launches, which takes cudaFree and
 // event queries, calls a global capture forbids to threads that have not relaxed their mode. zyfa relaxes
@@ -230,6 +229,7 @@ TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureInt
   std::vector<std::string> messages;
   std::vector<cudaError_t> syncs;
   std::vector<uint64_t> bytes_after;
+  std::vector<cudaStreamCaptureStatus> capture_after;  // after each served call: which one broke it, if any
   std::thread server([&] {
     for (const auto &problem : served) {
       const zyfa_attn_desc desc = problem->desc();
@@ -241,6 +241,9 @@ TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureInt
       syncs.push_back(cudaStreamSynchronize(serve_stream));
       cudaThreadExchangeStreamCaptureMode(&mode);
       bytes_after.push_back(cache_stats().device_bytes);
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      cudaStreamIsCapturing(capture_stream, &status);
+      capture_after.push_back(status);
     }
   });
   server.join();
@@ -248,16 +251,18 @@ TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureInt
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   const cudaError_t query = cudaStreamIsCapturing(capture_stream, &capturing);
   const cudaError_t end = cudaStreamEndCapture(capture_stream, &graph.graph);
+  cudaGetLastError();  // a failed capture's error must not stay pending for the rest of the test binary
   ASSERT_EQ(in_capture, ZYFA_STATUS_SUCCESS) << zyfa_last_error();
   ZYFA_ASSERT_CUDA(query);
-  EXPECT_EQ(capturing, cudaStreamCaptureStatusActive) << "the other thread's calls invalidated the capture";
-  ZYFA_ASSERT_CUDA(end);
   ASSERT_EQ(statuses.size(), served.size());
   for (size_t i = 0; i < served.size(); ++i) {
     SCOPED_TRACE("served call " + std::to_string(i));
+    EXPECT_EQ(capture_after[i], cudaStreamCaptureStatusActive) << "this call or its wait invalidated the capture";
     ASSERT_EQ(statuses[i], ZYFA_STATUS_SUCCESS) << messages[i];
     ZYFA_ASSERT_CUDA(syncs[i]);
   }
+  EXPECT_EQ(capturing, cudaStreamCaptureStatusActive) << "the other thread's calls invalidated the capture";
+  ZYFA_ASSERT_CUDA(end);
   EXPECT_GE(cache_stats().evictions, evictions_before + served.size() - 1) << "capacity 1 should evict every call";
   // One served table is T bytes (the first call built one and had nothing to free). Freed as their launches
   // finish, the served tables hold at most two at a time; kept, they would hold all of them.

@@ -34,8 +34,11 @@ export PYTHONUNBUFFERED=1
 # The peers' wheels, cuDNN and Google Benchmark's library (CARRY names the bench carry).
 source tools/device/bench_env.sh
 
+# The GPU the benchmarks run on (CUDA's device 0: the first of CUDA_VISIBLE_DEVICES), so that on a machine with
+# several GPUs the clock readings and samples are that GPU's alone.
+readonly GPU_INDEX="$(v="${CUDA_VISIBLE_DEVICES:-0}"; echo "${v%%,*}")"
 clocks() {
-  nvidia-smi --query-gpu=timestamp,name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,pstate,clocks_event_reasons.active \
+  nvidia-smi -i "$GPU_INDEX" --query-gpu=timestamp,name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,pstate,clocks_event_reasons.active \
     --format=csv 2>&1
 }
 
@@ -69,7 +72,7 @@ peers() {  # bench/peers.py NAME ARGS...
 }
 
 clocks > "$SCRATCH/clocks-before"
-nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv,noheader,nounits \
+nvidia-smi -i "$GPU_INDEX" --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv,noheader,nounits \
   -lms 200 > "$SCRATCH/clock-samples" 2>/dev/null &
 sampler=$!
 start=$(date +%s)

@@ -23,9 +23,10 @@ readonly RUNNER="${RUNNER:-zyfa}"
 export PATH="/usr/local/cuda/bin:$PATH"
 mkdir -p "$OUTDIR"
 if [[ "$RUNNER" == peers ]]; then
+  [[ $# -ge 3 ]] || { echo "run_ncu: RUNNER=peers needs the peer's KERNEL_REGEX"; exit 2; }
   readonly CARRY="${CARRY:-.carry-bench}"
   source tools/device/bench_env.sh
-  # peers.py warms a peer up with a few calls, then times one repeat: profile a launch after the warm-up.
+  # peers.py warms a peer up (at least 3 calls, in batches 1, 2, 4, ...) before it times: skip its first launches.
   # shellcheck disable=SC2206
   command=(python3 bench/peers.py --bench "$CARRY/zyfa_bench" --mode=kernel --repeats=1 --idle-s=0 $ARGS
            --json "$OUTDIR/$NAME-peers.json")
@@ -43,6 +44,7 @@ ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$REGE
   -f -o "$OUTDIR/$NAME" "${command[@]}" || exit 1
 # ncu exits 0 when no kernel matched, and writes no report then.
 [[ -s "$OUTDIR/$NAME.ncu-rep" ]] || { echo "run_ncu: no kernel matched regex:$REGEX"; exit 1; }
-ncu -i "$OUTDIR/$NAME.ncu-rep" --page details --csv > "$OUTDIR/$NAME-details.csv" || exit 1
+# Base units, so that bench/ncu_compare.py sees two reports' values in one unit whatever their magnitudes.
+ncu -i "$OUTDIR/$NAME.ncu-rep" --page details --csv --print-units base > "$OUTDIR/$NAME-details.csv" || exit 1
 ncu -i "$OUTDIR/$NAME.ncu-rep" --page source --csv --print-source sass > "$OUTDIR/$NAME-sass.csv" || exit 1
 echo "run_ncu: $NAME: $(wc -l < "$OUTDIR/$NAME-sass.csv") SASS lines, report $(du -h "$OUTDIR/$NAME.ncu-rep" | cut -f1)"
