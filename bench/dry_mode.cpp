@@ -7,6 +7,8 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "inputs.hpp"
 #include "kernel.hpp"
@@ -193,6 +195,10 @@ void check_json() {
             j.find("\"nheads\": 128") != std::string::npos && j.find("\"inputs\": \"outlier\"") != std::string::npos &&
             j.find("\"tflops\": null") != std::string::npos && j.find("a \\\"quoted\\\"\\nline") != std::string::npos,
         "record fields, null for NaN, escaped strings");
+  Record w = base_record("zyfa", Case{family_shape("mha-d128", 2048), ZYFA_DTYPE_BF16, Inputs::kGaussian}, "kernel");
+  w.set("windows_unix_ms", std::vector<std::pair<int64_t, int64_t>>{{1796032239082, 1796032239391}, {7, 8}});
+  check(w.json().find("\"windows_unix_ms\": [[1796032239082, 1796032239391], [7, 8]]") != std::string::npos,
+        "timed windows as exact integer pairs");
 }
 
 void print_generator_stats() {

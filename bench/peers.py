@@ -198,14 +198,14 @@ SUSTAINED_ATTEMPTS = 3
 def time_sustained(call, seconds, warmup_s, timer=time_calls):
     """Back-to-back calls for at least `seconds` after `warmup_s` of warm-up (the seed's sustained mode):
     returns (ms per call, calls, timed seconds, window) of the first timed window that lasted `seconds`;
-    window holds its wall-clock bounds in Unix milliseconds, as zyfa_bench's records do."""
+    window holds its wall-clock bounds, [start, end] in Unix milliseconds, as zyfa_bench's records do."""
     ms = warm_up(call, warmup_s, 1, timer)
     for _ in range(SUSTAINED_ATTEMPTS):
         n = max(1, math.ceil(1.1 * seconds * 1e3 / max(ms, 1e-6)))
         start = unix_ms_now()
         ms = timer(call, n)
         if ms * n >= seconds * 1e3:
-            return ms, n, ms * n / 1e3, (start, unix_ms_now())
+            return ms, n, ms * n / 1e3, [start, unix_ms_now()]
     raise RuntimeError(f"sustained timing stayed under {seconds} s after {SUSTAINED_ATTEMPTS} attempts")
 
 
@@ -238,8 +238,7 @@ def run_timing(args, meta, t, impls, case_index):
                 time.sleep(args.sustained_idle_s)
                 ms, n, timed_s, window = time_sustained(calls[impl], args.sustained_time_s, args.sustained_warmup_s)
                 ms_list[impl].append(ms)
-                info[impl] = {"calls": n, "timed_s": timed_s, "window_start_unix_ms": window[0],
-                              "window_end_unix_ms": window[1]}
+                info[impl] = {"calls": n, "timed_s": timed_s, "windows_unix_ms": [window]}
             except Exception as e:  # noqa: BLE001 - a failing peer is recorded, the run goes on
                 errors[impl] = f"{type(e).__name__}: {e}"
     else:
@@ -250,8 +249,11 @@ def run_timing(args, meta, t, impls, case_index):
                     continue
                 try:
                     if impl not in info:
-                        info[impl] = {"calls": calls_per_repeat(args, warm_up(calls[impl], args.warmup_s, 3))}
+                        info[impl] = {"calls": calls_per_repeat(args, warm_up(calls[impl], args.warmup_s, 3)),
+                                      "windows_unix_ms": []}
+                    start = unix_ms_now()
                     ms_list[impl].append(time_calls(calls[impl], info[impl]["calls"]))
+                    info[impl]["windows_unix_ms"].append([start, unix_ms_now()])
                 except Exception as e:  # noqa: BLE001
                     errors[impl] = f"{type(e).__name__}: {e}"
     records = []

@@ -58,6 +58,13 @@ Record &Record::set(const std::string &key, const std::vector<double> &values) {
   return raw(key, s + "]");
 }
 
+Record &Record::set(const std::string &key, const std::vector<std::pair<int64_t, int64_t>> &pairs) {
+  std::string s = "[";
+  for (size_t i = 0; i < pairs.size(); ++i)
+    s += (i ? ", [" : "[") + std::to_string(pairs[i].first) + ", " + std::to_string(pairs[i].second) + "]";
+  return raw(key, s + "]");
+}
+
 std::string Record::json() const {
   std::string s = "{";
   for (size_t i = 0; i < fields_.size(); ++i)

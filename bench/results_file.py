@@ -100,10 +100,11 @@ def clock_samples(path):
     return samples
 
 
-def clocks_in_window(samples, start_ms, end_ms):
-    """SM clock and power over the samples inside one record's timed window: whether a kernel ran slower
-    because the board lowered its clock (power or heat) or because it needs more cycles."""
-    inside = [s for s in samples if s[0] is not None and start_ms <= s[0] <= end_ms]
+def clocks_in_window(samples, windows):
+    """SM clock and power over the samples inside one record's timed windows ([[start, end], ...] in Unix ms,
+    one per timed repeat): whether a kernel ran slower because the board lowered its clock (power or heat)
+    or because it needs more cycles."""
+    inside = [s for s in samples if s[0] is not None and any(start <= s[0] <= end for start, end in windows)]
     if not inside:
         return {"samples": 0}
     sms = sorted(s[1] for s in inside)
@@ -140,8 +141,8 @@ def wrap(args):
     if args.clock_samples:
         samples = clock_samples(args.clock_samples)
         for r in records:
-            if "window_start_unix_ms" in r:
-                r["clocks_in_window"] = clocks_in_window(samples, r["window_start_unix_ms"], r["window_end_unix_ms"])
+            if r.get("windows_unix_ms"):
+                r["clocks_in_window"] = clocks_in_window(samples, r["windows_unix_ms"])
     with open(args.clocks_before) as f:
         before = f.read().strip()
     with open(args.clocks_after) as f:

@@ -18,12 +18,14 @@ int64_t unix_ms_now() {
 
 }  // namespace
 
-double time_calls(const Launch &launch, cudaStream_t stream, int calls) {
+double time_calls(const Launch &launch, cudaStream_t stream, int calls, TimedWindow *window) {
+  if (window != nullptr) window->start_unix_ms = unix_ms_now();
   Event start, stop;
   ZYFA_BENCH_CUDA(cudaEventRecord(start.get(), stream));
   for (int i = 0; i < calls; ++i) launch();
   ZYFA_BENCH_CUDA(cudaEventRecord(stop.get(), stream));
   ZYFA_BENCH_CUDA(cudaEventSynchronize(stop.get()));
+  if (window != nullptr) window->end_unix_ms = unix_ms_now();
   ZYFA_BENCH_CUDA(cudaGetLastError());
   float ms = 0.0f;
   ZYFA_BENCH_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
@@ -54,9 +56,7 @@ SustainedResult time_sustained(const Launch &launch, cudaStream_t stream, const 
   // 10% spare, so that a clock that rises after the warm-up still leaves >= time_s timed.
   const int calls = std::max(1, int(std::ceil(1.1 * p.time_s * 1e3 / std::max(ms, 1e-6))));
   SustainedResult r;
-  r.window_start_unix_ms = unix_ms_now();
-  r.ms_per_call = time_calls(launch, stream, calls);
-  r.window_end_unix_ms = unix_ms_now();
+  r.ms_per_call = time_calls(launch, stream, calls, &r.window);
   r.calls = calls;
   r.timed_s = r.ms_per_call * calls / 1e3;
   return r;

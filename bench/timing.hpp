@@ -12,8 +12,16 @@ namespace zyfa::bench {
 
 using Launch = std::function<void()>;  // enqueues one call on the stream the timer is given
 
-// Milliseconds per call over `calls` back-to-back calls (events recorded around all of them).
-double time_calls(const Launch &launch, cudaStream_t stream, int calls);
+// Wall-clock bounds of timed calls (Unix milliseconds), for matching them to the clock and power samples
+// that tools/device/run_bench.sh takes while a part runs.
+struct TimedWindow {
+  int64_t start_unix_ms = 0;
+  int64_t end_unix_ms = 0;
+};
+
+// Milliseconds per call over `calls` back-to-back calls (events recorded around all of them); their
+// wall-clock bounds into *window when it is given.
+double time_calls(const Launch &launch, cudaStream_t stream, int calls, TimedWindow *window = nullptr);
 
 // Runs calls for at least `seconds` (and at least `min_calls`), waits for them, and returns the
 // measured milliseconds per call: the warm-up that also sizes the timed runs.
@@ -37,10 +45,7 @@ struct SustainedResult {
   double ms_per_call = 0.0;
   int calls = 0;
   double timed_s = 0.0;
-  // Wall-clock bounds of the timed calls (Unix milliseconds), for matching them to the clock and power
-  // samples that tools/device/run_bench.sh takes while the part runs.
-  int64_t window_start_unix_ms = 0;
-  int64_t window_end_unix_ms = 0;
+  TimedWindow window;
 };
 SustainedResult time_sustained(const Launch &launch, cudaStream_t stream, const SustainedProtocol &p);
 

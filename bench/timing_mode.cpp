@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "case_context.hpp"
 #include "modes.hpp"
@@ -22,7 +24,7 @@ struct Slot {  // one (case, impl) across its repeats
   std::vector<double> ms;
   std::string error;
   double sustained_s = 0.0;
-  int64_t window_start_unix_ms = 0, window_end_unix_ms = 0;
+  std::vector<std::pair<int64_t, int64_t>> windows;  // each timed repeat's wall-clock bounds, Unix ms
 };
 
 class TimingRun {
@@ -80,10 +82,8 @@ class TimingRun {
         for (double ms : s.ms) per_repeat.push_back(flops / (ms * 1e-3) / 1e12);
         r.set("tflops", flops / (median_ms * 1e-3) / 1e12).set("time_ms", median_ms)
             .set("tflops_repeats", per_repeat).set("calls", s.calls).set("repeats", int(s.ms.size()));
-        if (o_.mode == "sustained")
-          r.set("timed_s", s.sustained_s)
-              .set("window_start_unix_ms", s.window_start_unix_ms)
-              .set("window_end_unix_ms", s.window_end_unix_ms);
+        if (!s.windows.empty()) r.set("windows_unix_ms", s.windows);
+        if (o_.mode == "sustained") r.set("timed_s", s.sustained_s);
         if (!s.error.empty()) r.set("error", s.error);
         out.push_back(r);
       }
@@ -123,6 +123,7 @@ class TimingRun {
       }
       const Launch launch = [&] { k->run(stream_); };
       double ms = 0.0;
+      TimedWindow window;  // isolated calls, each a few milliseconds after a pause, get none
       if (o_.mode == "isolated") {
         warm_up(launch, stream_, o_.kernel.warmup_s, 3);
         IsolatedProtocol iso;
@@ -133,17 +134,17 @@ class TimingRun {
         ms = r.ms_per_call;
         slot.calls = r.calls;
         slot.sustained_s = r.timed_s;
-        slot.window_start_unix_ms = r.window_start_unix_ms;
-        slot.window_end_unix_ms = r.window_end_unix_ms;
+        window = r.window;
       } else {
         if (!slot.warmed) {
           slot.calls = calls_per_repeat(o_.kernel, warm_up(launch, stream_, o_.kernel.warmup_s, 3));
           slot.warmed = true;
         }
-        ms = time_calls(launch, stream_, slot.calls);
+        ms = time_calls(launch, stream_, slot.calls, &window);
       }
       for (auto _ : st) st.SetIterationTime(ms * 1e-3);
       slot.ms.push_back(ms);
+      if (window.end_unix_ms > 0) slot.windows.emplace_back(window.start_unix_ms, window.end_unix_ms);
       st.counters["TFLOPS"] = cases_[ci].shape.flops() / (ms * 1e-3) / 1e12;
       st.counters["calls"] = slot.calls;
     } catch (const std::exception &e) {

@@ -24,7 +24,7 @@ def test_warm_up_returns_the_steady_state_not_the_first_call():
 
 def test_sustained_window_lasts_its_seconds_after_a_slow_first_call():
     gpu = FakeGpu(first_ms=4000.0, ms=3.3)
-    ms, calls, timed_s, (start, end) = peers.time_sustained(None, 3.0, 1.0, gpu)
+    ms, calls, timed_s, [start, end] = peers.time_sustained(None, 3.0, 1.0, gpu)
     assert ms == pytest.approx(3.3)
     assert calls > 900
     assert timed_s >= 3.0
