@@ -118,8 +118,7 @@ def clock_table(records):
     """The SM clock and board power inside each sustained record's timed window (results_file.py wrap matches
     nvidia-smi's 200 ms samples to it), and TFLOP/s per GHz: a kernel slower at the same clock needs more
     cycles; one slower at a lower clock draws more power per unit of work."""
-    rs = [r for r in records if r["mode"] == "sustained" and r.get("tflops") is not None
-          and (r.get("clocks_in_window") or {}).get("samples") and r["clocks_in_window"].get("sm_mhz_median")]
+    rs = [r for r in records if r["mode"] == "sustained" and r.get("tflops") is not None and clock_of(r)]
     if not rs:
         return ""
     out = ["**Sustained mode: SM clock and board power in each record's timed window** (medians of nvidia-smi's "

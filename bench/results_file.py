@@ -100,31 +100,30 @@ def clock_samples(path):
     return samples
 
 
+def sample_stats(samples):
+    """SM clock (min, median, max), power (median, max), the hottest temperature and the clock event reasons
+    of clock_samples() entries; {} for none."""
+    if not samples:
+        return {}
+    sms = sorted(s[1] for s in samples)
+    watts = sorted(s[2] for s in samples)
+    return {"sm_mhz_min": sms[0], "sm_mhz_median": sms[len(sms) // 2], "sm_mhz_max": sms[-1],
+            "power_w_median": watts[len(watts) // 2], "power_w_max": watts[-1],
+            "temp_c_max": max(s[3] for s in samples), "clock_event_reasons": sorted({s[4] for s in samples})}
+
+
 def clocks_in_window(samples, windows):
     """SM clock and power over the samples inside one record's timed windows ([[start, end], ...] in Unix ms,
     one per timed repeat): whether a kernel ran slower because the board lowered its clock (power or heat)
     or because it needs more cycles."""
     inside = [s for s in samples if s[0] is not None and any(start <= s[0] <= end for start, end in windows)]
-    if not inside:
-        return {"samples": 0}
-    sms = sorted(s[1] for s in inside)
-    watts = sorted(s[2] for s in inside)
-    return {"samples": len(inside), "sm_mhz_median": sms[len(sms) // 2], "sm_mhz_min": sms[0],
-            "power_w_median": watts[len(watts) // 2], "temp_c_max": max(s[3] for s in inside),
-            "clock_event_reasons": sorted({s[4] for s in inside})}
+    return {"samples": len(inside), **sample_stats(inside)}
 
 
 def clock_summary(path):
     """SM clock and power over the samples nvidia-smi took every 200 ms while the part ran."""
-    loaded = [s[1:] for s in clock_samples(path) if s[2] >= LOADED_WATTS]
-    if not loaded:
-        return {"loaded_samples": 0}
-    sms = sorted(x[0] for x in loaded)
-    watts = sorted(x[1] for x in loaded)
-    reasons = sorted({x[3] for x in loaded})
-    return {"loaded_samples": len(loaded), "sm_mhz_min": sms[0], "sm_mhz_median": sms[len(sms) // 2],
-            "sm_mhz_max": sms[-1], "power_w_median": watts[len(watts) // 2], "power_w_max": watts[-1],
-            "temp_c_max": max(x[2] for x in loaded), "clock_event_reasons": reasons}
+    loaded = [s for s in clock_samples(path) if s[2] >= LOADED_WATTS]
+    return {"loaded_samples": len(loaded), **sample_stats(loaded)}
 
 
 def wrap(args):
