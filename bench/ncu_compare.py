@@ -43,7 +43,8 @@ def read_details(path):
     col = {name: i for i, name in enumerate(header)}
     first_id, out = None, {}
     for row in rows[start + 1:]:
-        if len(row) < len(header):
+        # Metric rows stop after the value: the rule columns (Rule Name ... Estimated Speedup) are rule rows'.
+        if len(row) <= col["Metric Value"]:
             continue
         if "ID" in col:
             first_id = row[col["ID"]] if first_id is None else first_id

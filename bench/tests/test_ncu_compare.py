@@ -39,3 +39,12 @@ def test_only_the_first_launch_of_a_report_counts(tmp_path):
     second = details(tmp_path, "second.csv", [("S", "Elapsed Cycles", "cycle", "999")], launch_id="1")
     path.write_text(open(first).read() + "\n".join(open(second).read().splitlines()[2:]) + "\n")
     assert ncu_compare.read_details(str(path)) == {("S", "Elapsed Cycles"): (100.0, "cycle")}
+
+
+def test_metric_rows_shorter_than_a_header_with_rule_columns_are_read(tmp_path):
+    # ncu 2025's details page: the header goes on with the rule columns, a metric row stops after its value.
+    header = HEADER + ',"Rule Name","Rule Type","Rule Description","Estimated Speedup Type","Estimated Speedup"'
+    row = '"0","1","zyfa","h","k","1","7","(384, 1, 1)","(132, 1, 1)","0","9.0","S","Elapsed Cycles","cycle","5,346,821",'
+    path = tmp_path / "rules.csv"
+    path.write_text(header + "\n" + row + "\n")
+    assert ncu_compare.read_details(str(path)) == {("S", "Elapsed Cycles"): (5346821.0, "cycle")}

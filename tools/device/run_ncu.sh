@@ -11,6 +11,9 @@
 # BF16 kernel; fallback_attention the fallback; FlashAttnFwdSm90 FlashAttention-3's forward kernel.
 # RUNNER=peers runs bench/peers.py (kernel mode, one repeat) with the bench carry's zyfa_bench writing the inputs;
 # carry the wheels (.whl) too.
+# NCU_METRICS: extra metrics, comma-separated (the details page lists them under "Command line profiler
+# metrics"), e.g. the tensor pipe's busy share, which no section's details page holds:
+#   NCU_METRICS=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
 # e.g.   bash tools/device/run_ncu.sh fp8-2k "--dtype fp8 --d 128 --seqlen 2048 --heads 128 --heads-k 32"
 #        RUNNER=peers bash tools/device/run_ncu.sh fa3-bf16-16k "--impls=fa3 --dtypes=bf16 --families=gqa-d128
 #          --seqlens=16384" FlashAttnFwdSm90
@@ -41,7 +44,7 @@ fi
 ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:$REGEX" --launch-skip "$skip" --launch-count 1 \
   --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
   --section InstructionStats --section SourceCounters --section LaunchStats --section Occupancy \
-  -f -o "$OUTDIR/$NAME" "${command[@]}" || exit 1
+  ${NCU_METRICS:+--metrics "$NCU_METRICS"} -f -o "$OUTDIR/$NAME" "${command[@]}" || exit 1
 # ncu exits 0 when no kernel matched, and writes no report then.
 [[ -s "$OUTDIR/$NAME.ncu-rep" ]] || { echo "run_ncu: no kernel matched regex:$REGEX"; exit 1; }
 # Base units, so that bench/ncu_compare.py sees two reports' values in one unit whatever their magnitudes.
