@@ -17,6 +17,11 @@ constexpr int reg_of(int chunk, int half, int e) { return 4 * chunk + 2 * half +
 // Named barrier ids 1 and 2 (0 is the CTA's): barrier 1 + w opens consumer w's turn at the tensor cores.
 constexpr int kFirstTurnBarrier = 1;
 constexpr int kTurnThreads = kConsumers * kWarpgroupThreads;
+// At d_qk = 192 the consumers issue as soon as they are ready, without turns (FA3's BF16 kernel drops its
+// turns at 192 too): S takes 1.5x the tensor time of d = 128 while the softmax is the same, so the other
+// warpgroup's softmax is already covered and a turn only adds a barrier wait (candidate fp8-noturns192).
+constexpr int kNoTurnsHeadDimQK = 192;
+bool takes_turns(const Variant &v) { return v.d_qk != kNoTurnsHeadDimQK; }
 // A K-major swizzled operand ignores the leading byte offset; one unit goes there, as CUTLASS writes it.
 constexpr uint64_t kUnusedLeading = 1;
 constexpr uint64_t kDescUnit = 16;
@@ -110,6 +115,7 @@ void WgmmaEmitter::consumer_setup() {
   if (variant.split_p)
     for (int i = 0; i < kPRegs; ++i) pk_lo[size_t(i)] = b.reg(Type::kB32, indexed("p_lo", i));
 
+  if (!takes_turns(variant)) return;
   // Consumer 0 takes the first turn: consumer 1 opens it (the predicate is its warpgroup's).
   const Reg second = b.temp(Type::kPred, "second_consumer");
   b.setp(second, Cmp::kEq, Type::kS32, consumer, imm(1));
@@ -334,8 +340,13 @@ void WgmmaEmitter::consumer_tile() {
 
   b.mbar_wait(barrier(kQFull), consumer_q_phase);
   b.xor_(consumer_q_phase, consumer_q_phase, imm(1));
-  auto wait_turn = [&] { b.bar_sync_count(turn_mine, kTurnThreads); };
-  auto pass_turn = [&] { b.bar_arrive(turn_other, kTurnThreads); };
+  const bool turns = takes_turns(variant);
+  auto wait_turn = [&] {
+    if (turns) b.bar_sync_count(turn_mine, kTurnThreads);
+  };
+  auto pass_turn = [&] {
+    if (turns) b.bar_arrive(turn_other, kTurnThreads);
+  };
   auto issue_scores = [&] {
     b.mbar_wait(barrier(kKFull, k_ring.index), k_ring.phase);
     b.wgmma_fence();
