@@ -6,7 +6,8 @@
 //   producer   thread 0 issues TMA copies of Q, K and V into rings of shared buffers (mbarriers); all
 //              four warps transpose each V block into V^T (keys contiguous), the K-major B operand that
 //              an e4m3 wgmma needs, in the key order that makes P's registers the A operand as they are
-//   consumers  two warpgroups of 64 rows each take turns at the tensor cores (named barriers):
+//   consumers  two warpgroups of 64 rows each take turns at the tensor cores (named barriers; at d_qk = 192
+//              each issues when ready, without turns):
 //              S = Q K^T (wgmma, both operands in shared memory), softmax and P codes in registers while
 //              the other warpgroup's products run, O += P V^T (wgmma, A from registers)
 // V^T carries 8 extra rows of ones: the product's columns 128..135 are then the row sums of exactly the
