@@ -13,7 +13,7 @@
 # carry the wheels (.whl) too.
 # NCU_METRICS: extra metrics, comma-separated (the details page lists them under "Command line profiler
 # metrics"), e.g. the tensor pipe's busy share, which no section's details page holds:
-#   NCU_METRICS=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
+#   NCU_METRICS=sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active
 # e.g.   bash tools/device/run_ncu.sh fp8-2k "--dtype fp8 --d 128 --seqlen 2048 --heads 128 --heads-k 32"
 #        RUNNER=peers bash tools/device/run_ncu.sh fa3-bf16-16k "--impls=fa3 --dtypes=bf16 --families=gqa-d128
 #          --seqlens=16384" FlashAttnFwdSm90
