@@ -58,10 +58,12 @@ void WgmmaEmitter::consumer_setup() {
   const Reg own = b.temp(Type::kS32, "consumer_of_lane");
   b.sub(own, warpgroup, imm(1));
   b.shfl_idx(consumer, own, 0);
-  turn_mine = b.reg(Type::kU32, "turn_mine");
-  turn_other = b.reg(Type::kU32, "turn_other");
-  b.add(turn_mine, consumer, imm(kFirstTurnBarrier));
-  b.sub(turn_other, imm(kFirstTurnBarrier + 1), consumer);
+  if (takes_turns(variant)) {  // without turns the ids stay unset: nothing reads them
+    turn_mine = b.reg(Type::kU32, "turn_mine");
+    turn_other = b.reg(Type::kU32, "turn_other");
+    b.add(turn_mine, consumer, imm(kFirstTurnBarrier));
+    b.sub(turn_other, imm(kFirstTurnBarrier + 1), consumer);
+  }
   quad_row = b.reg(Type::kS32, "quad_row");
   quad_col = b.reg(Type::kS32, "quad_col");
   b.shr(quad_row, lane, imm(2));

@@ -158,7 +158,7 @@ class WgmmaEmitter {
 
   // ---- consumers
   Reg consumer;                  // 0 or 1
-  Reg turn_mine, turn_other;     // named barrier ids
+  Reg turn_mine, turn_other;     // named barrier ids (unset where the variant takes no turns)
   Reg quad_row, quad_col;        // lane / 4, lane % 4
   std::array<Reg, 2> tile_row;   // rows of the thread's two accumulator rows within the tile
   Reg q_desc, k_desc, vt_desc;   // descriptors of Q (this consumer's rows), K and V^T buffer 0
