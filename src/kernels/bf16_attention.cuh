@@ -262,7 +262,12 @@ struct Consumer {
   float o[kFragments];
   float l[hw::kAccumulatorsN8];  // P x ones: registers 0, 1 hold row g's sum, 2, 3 row g + 8's
   float sc[kFragments];
-  uint32_t pk[kFragments / 2];
+  // P of two consecutive blocks: the next block's P is rounded into the other set while the product that
+  // reads this one is still in flight (a product's A registers may not be written before the wait that
+  // retires it), so the conversions leave the chain from the P V wait to the next turn. The key loop is
+  // unrolled by two so that every index into pk is a constant (candidate bf16-pnext).
+  static constexpr int kPWords = kFragments / 2;
+  uint32_t pk[2][kPWords];
   float m[kRowHalves], alpha[kRowHalves];
 
   __device__ Consumer(const Params &params, Storage &storage, int consumer_index)
@@ -302,7 +307,7 @@ struct Consumer {
     hw::wgmma_commit();
   }
 
-  __device__ void issue_pv(uint32_t stage) {
+  __device__ void issue_pv(uint32_t stage, const uint32_t (&pk)[kPWords]) {
     // V is [key][dim]: MN-major for the product's B (dim is N), 64-column blocks LBO apart, 8-key groups SBO apart.
     const uint64_t v_desc = hw::make_smem_descriptor(smem(s.tiles.v[stage]), column_block_bytes(Shape::kKeyRows),
                                                      hw::kSwizzleAtomBytes);
@@ -320,7 +325,8 @@ struct Consumer {
     hw::pin_registers(o);
     hw::pin_registers(l);
     hw::pin_registers(sc);
-    hw::pin_registers(pk);
+    hw::pin_registers(pk[0]);
+    hw::pin_registers(pk[1]);
   }
 
   // ---- softmax
@@ -398,13 +404,58 @@ struct Consumer {
 #pragma unroll
     for (int i = 0; i < hw::kAccumulatorsN8; ++i) l[i] *= alpha[i / 2];
   }
-  // P = bf16(exp2(...)) into the A fragments of the next PV product (whose P x ones product adds the
-  // rounded values to l).
-  __device__ void round_p() {
+  // P = bf16(exp2(...)) as the A fragments of a PV product (whose P x ones product adds the rounded values
+  // to l).
+  __device__ void round_p(uint32_t (&dst)[kPWords]) {
 #pragma unroll
     for (int h = 0; h < kRowHalves; ++h)
 #pragma unroll
-      for (int ch = 0; ch < kChunks; ++ch) pk[2 * ch + h] = pack_bf16x2(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]);
+      for (int ch = 0; ch < kChunks; ++ch) dst[2 * ch + h] = pack_bf16x2(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]);
+  }
+
+  // Key block kb >= 1: S_kb and PV_{kb-1} (P_{kb-1} in pk[kIn]) in flight together; P_kb into pk[1 - kIn].
+  template <int kIn>
+  __device__ void key_block(int32_t kb, int32_t last) {
+    auto &bar = s.barriers;
+    wait_turn();
+    bar.k_full[k_stage.index].wait(k_stage.phase);
+    pin_all();
+    hw::wgmma_fence();
+    issue_scores(k_stage.index);
+    bar.v_full[v_stage.index].wait(v_stage.phase);
+    hw::wgmma_fence();  // P's registers are read by this product: order their writes before it
+    issue_pv(v_stage.index, pk[kIn]);
+    pass_turn();
+    hw::wgmma_wait<1>();
+    pin_all();
+    release(bar.k_empty[k_stage.index]);
+    k_stage.advance();
+    if (kb == last) {
+      release(bar.q_empty);
+      mask_diagonal();
+    }
+    exponentiate();  // overlaps PV_{kb-1}
+    round_p(pk[1 - kIn]);
+    hw::pin_registers(pk[1 - kIn]);  // the conversions overlap it too
+    wait_pv_then_rescale();
+    release(bar.v_empty[v_stage.index]);
+    v_stage.advance();
+  }
+
+  // The tile's last PV (P in pk[kIn]).
+  template <int kIn>
+  __device__ void last_pv() {
+    auto &bar = s.barriers;
+    wait_turn();
+    bar.v_full[v_stage.index].wait(v_stage.phase);
+    pin_all();
+    hw::wgmma_fence();
+    issue_pv(v_stage.index, pk[kIn]);
+    pass_turn();
+    hw::wgmma_wait<0>();
+    pin_all();
+    release(bar.v_empty[v_stage.index]);
+    v_stage.advance();
   }
 
   // ---- one query tile
@@ -436,45 +487,21 @@ struct Consumer {
       mask_diagonal();
     }
     exponentiate();
-    round_p();  // O is still zero: nothing to rescale
+    round_p(pk[0]);  // O is still zero: nothing to rescale
 
-    // Blocks 1..last: S_kb and PV_{kb-1} in flight together.
-    for (int32_t kb = 1; kb <= last; ++kb) {
-      wait_turn();
-      bar.k_full[k_stage.index].wait(k_stage.phase);
-      pin_all();
-      hw::wgmma_fence();
-      issue_scores(k_stage.index);
-      bar.v_full[v_stage.index].wait(v_stage.phase);
-      hw::wgmma_fence();  // P's registers are read by this product: order their writes before it
-      issue_pv(v_stage.index);
-      pass_turn();
-      hw::wgmma_wait<1>();
-      pin_all();
-      release(bar.k_empty[k_stage.index]);
-      k_stage.advance();
-      if (kb == last) {
-        release(bar.q_empty);
-        mask_diagonal();
+    // Blocks 1..last, two per trip (pk[0] then pk[1] in flight), then the last PV.
+    for (int32_t kb = 1;; kb += 2) {
+      if (kb > last) {
+        last_pv<0>();
+        break;
       }
-      exponentiate();  // overlaps PV_{kb-1}
-      wait_pv_then_rescale();
-      release(bar.v_empty[v_stage.index]);
-      v_stage.advance();
-      round_p();
+      key_block<0>(kb, last);
+      if (kb + 1 > last) {
+        last_pv<1>();
+        break;
+      }
+      key_block<1>(kb + 1, last);
     }
-
-    // The last PV.
-    wait_turn();
-    bar.v_full[v_stage.index].wait(v_stage.phase);
-    pin_all();
-    hw::wgmma_fence();
-    issue_pv(v_stage.index);
-    pass_turn();
-    hw::wgmma_wait<0>();
-    pin_all();
-    release(bar.v_empty[v_stage.index]);
-    v_stage.advance();
 
     store(t);
   }
