@@ -4,7 +4,7 @@
 #   .carry-NAME        (tools/device/prepare.sh: GPU tests, the zyfa command, libzyfa.so, the emitted kernels)
 #   .carry-bench-NAME  (tools/device/prepare_bench.sh: zyfa_bench)
 # A build folder per candidate is kept under /work/build-cand-NAME{,-bench}, so rebuilding after an edit of the
-# worktree (/work/wt-NAME) is incremental. With no patch, NAME is main itself (the A/B baseline).
+# worktree (/work/wt-NAME) is incremental. NAME main with no patch is the A/B baseline: its worktree follows HEAD.
 # Usage: tools/device/prepare_candidate.sh NAME [PATCH...]
 #   e.g. tools/device/prepare_candidate.sh main
 #        tools/device/prepare_candidate.sh bf16both bench/candidates/bf16-pnext.patch bench/candidates/bf16-noturns192.patch
@@ -22,7 +22,14 @@ for p in "$@"; do patches+=("$(realpath "$p")"); done
 if [[ ! -d "$WT" ]]; then
   git worktree add -q --detach "$WT" HEAD
   if (( ${#patches[@]} > 0 )); then git -C "$WT" am -q "${patches[@]}"; fi
+elif [[ "$NAME" == main ]]; then
+  # The baseline is main as it is now, not as it was when its worktree was made.
+  git -C "$WT" checkout -q --detach "$(git rev-parse HEAD)"
+elif (( ${#patches[@]} > 0 )) && ! git merge-base --is-ancestor HEAD "$(git -C "$WT" rev-parse HEAD)"; then
+  echo "prepare_candidate: $WT is not built on this HEAD: remove it (git worktree remove --force $WT) to rebuild"
+  exit 1
 fi
+# An existing worktree given no patches is a candidate edited by hand: it is built as it stands.
 # The bench's wheels are the same for every build: fetch them once (prepare_bench.sh skips what .whl holds).
 [[ -d "$REPO/.whl" && ! -d "$WT/.whl" ]] && cp -r "$REPO/.whl" "$WT/.whl"
 echo "prepare_candidate: $NAME at $(git -C "$WT" rev-parse --short HEAD) ($WT)"
