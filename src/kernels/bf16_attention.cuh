@@ -11,8 +11,11 @@
 // The CTA is three warpgroups. The producer issues TMA copies of Q, K and V tiles into shared memory and
 // completes them on mbarriers. Two consumer warpgroups own 64 query rows each and share every K and V
 // stage. They take turns issuing their matrix products (named barriers), so one warpgroup's softmax runs
-// while the other's wgmmas keep the tensor cores busy; inside a warpgroup the product S_kb = Q K_kb^T
-// and O += P_{kb-1} V_{kb-1} are in flight together while the softmax of the previous block finishes.
+// while the other's wgmmas keep the tensor cores busy. Inside a warpgroup S_kb = Q K_kb^T and
+// O += P_{kb-1} V_{kb-1} are issued together, but a warp stalls at each wgmma until the tensor pipe takes it,
+// so the issue lasts about as long as the products run and the softmax of S_kb follows it: the overlap is
+// between the warpgroups, and a softmax longer than the other warpgroup's products idles the tensor pipe
+// (bench/NOTES.md, session 13: a timeline of the key loop).
 // A persistent grid walks the plan's pair-balanced job table.
 #ifndef ZYFA_KERNELS_BF16_ATTENTION_CUH_
 #define ZYFA_KERNELS_BF16_ATTENTION_CUH_
