@@ -437,9 +437,10 @@ struct Consumer {
       release(bar.q_empty);
       mask_diagonal();
     }
-    exponentiate();  // overlaps PV_{kb-1}
+    // PV_{kb-1} may still be in flight (its tail, by the time the issue ends): P_kb goes to the other set.
+    exponentiate();
     round_p(pk[1 - kIn]);
-    hw::pin_registers(pk[1 - kIn]);  // the conversions overlap it too
+    hw::pin_registers(pk[1 - kIn]);
     wait_pv_then_rescale();
     release(bar.v_empty[v_stage.index]);
     v_stage.advance();
