@@ -268,7 +268,7 @@ struct Consumer {
   // P of two consecutive blocks: the next block's P is rounded into the other set while the product that
   // reads this one is still in flight (a product's A registers may not be written before the wait that
   // retires it), so the conversions leave the chain from the P V wait to the next turn. The key loop is
-  // unrolled by two so that every index into pk is a constant (candidate bf16-pnext).
+  // unrolled by two so that every index into pk is a constant (bf16-pnext: +1.7% at d = 128, 16K; session 13).
   static constexpr int kPWords = kFragments / 2;
   uint32_t pk[2][kPWords];
   float m[kRowHalves], alpha[kRowHalves];
