@@ -19,9 +19,11 @@ constexpr int kFirstTurnBarrier = 1;
 constexpr int kTurnThreads = kConsumers * kWarpgroupThreads;
 // At d_qk = 192 the consumers issue as soon as they are ready, without turns (FA3's BF16 kernel drops its
 // turns at 192 too): S takes 1.5x the tensor time of d = 128 while the softmax is the same, so the other
-// warpgroup's softmax is already covered and a turn only adds a barrier wait. Measured (session 12, interleaved
-// A/B, 2 rounds): mha-d192 +3.1% at S = 16K, -0.6% at 2K (within the run's spread); at d = 128, dropping the
-// turns of a tile's first S and last P V alone (freeturns) gained 0.2-0.4%, noise, so d = 128 keeps them all.
+// warpgroup's softmax is already covered and a turn only adds a barrier wait. Measured: session 12's interleaved
+// A/B (2 rounds) gave mha-d192 +3.1% at S = 16K and -0.6% at 2K; session 13's longer one gave 1.000x at 16K and
+// 1.008x at 32K, inside each build's spread: neutral, kept for the barrier instructions it drops. At d = 128,
+// dropping the turns of a tile's first S and last P V alone (freeturns) gained 0.2-0.4%, noise, so d = 128 keeps
+// them all.
 constexpr int kNoTurnsHeadDimQK = 192;
 bool takes_turns(const Variant &v) { return v.d_qk != kNoTurnsHeadDimQK; }
 // A K-major swizzled operand ignores the leading byte offset; one unit goes there, as CUTLASS writes it.
