@@ -416,49 +416,61 @@ struct Consumer {
       for (int ch = 0; ch < kChunks; ++ch) dst[2 * ch + h] = pack_bf16x2(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]);
   }
 
+  // One turn at the tensor cores: S_kb (kScores) and the previous block's PV (kPv, P in pk[kIn]) issued, the
+  // turn passed on, then the wait for the first of them (S when both are in flight); K's buffer released.
+  template <bool kScores, bool kPv, int kIn = 0>
+  __device__ void take_turn() {
+    static_assert(kScores || kPv, "a turn issues at least one product");
+    auto &bar = s.barriers;
+    wait_turn();
+    if constexpr (kScores) {
+      bar.k_full[k_stage.index].wait(k_stage.phase);
+    } else {
+      bar.v_full[v_stage.index].wait(v_stage.phase);
+    }
+    pin_all();
+    hw::wgmma_fence();
+    if constexpr (kScores) issue_scores(k_stage.index);
+    if constexpr (kScores && kPv) {
+      bar.v_full[v_stage.index].wait(v_stage.phase);
+      hw::wgmma_fence();  // P's registers are read by this product: order their writes before it
+    }
+    if constexpr (kPv) issue_pv(v_stage.index, pk[kIn]);
+    pass_turn();
+    hw::wgmma_wait<(kScores && kPv) ? 1 : 0>();
+    pin_all();
+    if constexpr (kScores) {
+      release(bar.k_empty[k_stage.index]);
+      k_stage.advance();
+    }
+  }
+
+  __device__ void mask_if_diagonal(int32_t kb, int32_t last) {
+    if (kb == last) {
+      release(s.barriers.q_empty);
+      mask_diagonal();
+    }
+  }
+
   // Key block kb >= 1: S_kb and PV_{kb-1} (P_{kb-1} in pk[kIn]) in flight together; P_kb into pk[1 - kIn].
   template <int kIn>
   __device__ void key_block(int32_t kb, int32_t last) {
-    auto &bar = s.barriers;
-    wait_turn();
-    bar.k_full[k_stage.index].wait(k_stage.phase);
-    pin_all();
-    hw::wgmma_fence();
-    issue_scores(k_stage.index);
-    bar.v_full[v_stage.index].wait(v_stage.phase);
-    hw::wgmma_fence();  // P's registers are read by this product: order their writes before it
-    issue_pv(v_stage.index, pk[kIn]);
-    pass_turn();
-    hw::wgmma_wait<1>();
-    pin_all();
-    release(bar.k_empty[k_stage.index]);
-    k_stage.advance();
-    if (kb == last) {
-      release(bar.q_empty);
-      mask_diagonal();
-    }
+    take_turn<true, true, kIn>();
+    mask_if_diagonal(kb, last);
     // PV_{kb-1} may still be in flight (its tail, by the time the issue ends): P_kb goes to the other set.
     exponentiate();
     round_p(pk[1 - kIn]);
     hw::pin_registers(pk[1 - kIn]);
     wait_pv_then_rescale();
-    release(bar.v_empty[v_stage.index]);
+    release(s.barriers.v_empty[v_stage.index]);
     v_stage.advance();
   }
 
   // The tile's last PV (P in pk[kIn]).
   template <int kIn>
   __device__ void last_pv() {
-    auto &bar = s.barriers;
-    wait_turn();
-    bar.v_full[v_stage.index].wait(v_stage.phase);
-    pin_all();
-    hw::wgmma_fence();
-    issue_pv(v_stage.index, pk[kIn]);
-    pass_turn();
-    hw::wgmma_wait<0>();
-    pin_all();
-    release(bar.v_empty[v_stage.index]);
+    take_turn<false, true, kIn>();
+    release(s.barriers.v_empty[v_stage.index]);
     v_stage.advance();
   }
 
@@ -476,20 +488,8 @@ struct Consumer {
     const int32_t last = t.tile;  // key blocks 0..last; the last is the diagonal
 
     // Block 0: scores only.
-    wait_turn();
-    bar.k_full[k_stage.index].wait(k_stage.phase);
-    pin_all();
-    hw::wgmma_fence();
-    issue_scores(k_stage.index);
-    pass_turn();
-    hw::wgmma_wait<0>();
-    pin_all();
-    release(bar.k_empty[k_stage.index]);
-    k_stage.advance();
-    if (last == 0) {
-      release(bar.q_empty);
-      mask_diagonal();
-    }
+    take_turn<true, false>();
+    mask_if_diagonal(0, last);
     exponentiate();
     round_p(pk[0]);  // O is still zero: nothing to rescale
 
