@@ -54,32 +54,45 @@ void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()>
   b.place(done);
 }
 
-Reg emit_block_max(Builder &b, const std::vector<Reg> &scores, Reg c) {
-  std::vector<Reg> level;
-  for (size_t i = 0; i + 1 < scores.size(); i += 2) {
-    const Reg x = b.temp(Type::kF32, "rmax");
-    b.max(x, scores[i], scores[i + 1]);
-    level.push_back(x);
-  }
-  while (level.size() > 1) {
-    std::vector<Reg> next;
-    for (size_t i = 0; i + 1 < level.size(); i += 2) {
-      const Reg x = b.temp(Type::kF32, "rmax");
-      b.max(x, level[i], level[i + 1]);
-      next.push_back(x);
+std::vector<Reg> emit_block_maxes(Builder &b, const std::vector<std::vector<Reg>> &rows, Reg c) {
+  // Level by level over all rows, and each shuffle round for all rows before the next: the rows' chains are
+  // independent, and emitted one row after the other ptxas kept them apart, so that a thread's second row
+  // started its two shuffle round trips only after the first row's had returned.
+  std::vector<std::vector<Reg>> levels = rows;
+  for (bool more = true; more;) {
+    more = false;
+    for (auto &level : levels) {
+      if (level.size() <= 1) continue;
+      std::vector<Reg> next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2) {
+        const Reg x = b.temp(Type::kF32, "rmax");
+        b.max(x, level[i], level[i + 1]);
+        next.push_back(x);
+      }
+      if (level.size() % 2 != 0) next.push_back(level.back());
+      level = next;
+      more = more || level.size() > 1;
     }
-    level = next;
   }
-  const Reg mx = level[0];
+  std::vector<Reg> mx;
+  for (const auto &level : levels) mx.push_back(level[0]);
   for (int lane_mask : {1, 2}) {
-    const Reg other = b.temp(Type::kF32, "rmax_other");
-    b.shfl_bfly(other, mx, lane_mask);
-    b.max(mx, mx, other);
+    std::vector<Reg> other;
+    for (const Reg x : mx) {
+      other.push_back(b.temp(Type::kF32, "rmax_other"));
+      b.shfl_bfly(other.back(), x, lane_mask);
+    }
+    for (size_t r = 0; r < mx.size(); ++r) b.max(mx[r], mx[r], other[r]);
   }
-  const Reg bmax = b.temp(Type::kF32, "bmax");
-  b.mul(bmax, c, mx);
+  std::vector<Reg> bmax;
+  for (const Reg x : mx) {
+    bmax.push_back(b.temp(Type::kF32, "bmax"));
+    b.mul(bmax.back(), c, x);
+  }
   return bmax;
 }
+
+Reg emit_block_max(Builder &b, const std::vector<Reg> &scores, Reg c) { return emit_block_maxes(b, {scores}, c)[0]; }
 
 Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, Reg *alpha) {
   const Reg need = b.temp(Type::kPred, "need_rescale");

@@ -203,11 +203,13 @@ void WgmmaEmitter::mask_diagonal() {
 
 WgmmaEmitter::BlockScale WgmmaEmitter::block_max(bool first_block) {
   BlockScale scale;
-  for (int h = 0; h < 2; ++h) {
-    std::vector<Reg> row;
+  std::vector<std::vector<Reg>> rows(2);
+  for (int h = 0; h < 2; ++h)
     for (int i = 0; i < kChunks; ++i)
-      for (int e = 0; e < 2; ++e) row.push_back(s[size_t(reg_of(i, h, e))]);
-    scale.bmax[size_t(h)] = emit_block_max(b, row, c);
+      for (int e = 0; e < 2; ++e) rows[size_t(h)].push_back(s[size_t(reg_of(i, h, e))]);
+  const std::vector<Reg> bmax = emit_block_maxes(b, rows, c);
+  for (int h = 0; h < 2; ++h) {
+    scale.bmax[size_t(h)] = bmax[size_t(h)];
     // A tile's first block always takes a new reference max (m = -inf, O = 0).
     const Reg mh = m[size_t(h)];
     if (first_block) b.mov(mh, f32(-INFINITY));
