@@ -57,7 +57,8 @@ void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()>
 std::vector<Reg> emit_block_maxes(Builder &b, const std::vector<std::vector<Reg>> &rows, Reg c) {
   // Level by level over all rows, and each shuffle round for all rows before the next: the rows' chains are
   // independent, and emitted one row after the other ptxas kept them apart, so that a thread's second row
-  // started its two shuffle round trips only after the first row's had returned.
+  // started its two shuffle round trips only after the first row's had returned. Measured (session 14, fp8-maxpair):
+  // +0.4-0.6% at d = 128, neutral at d_qk = 192.
   std::vector<std::vector<Reg>> levels = rows;
   for (bool more = true; more;) {
     more = false;
