@@ -83,7 +83,11 @@ std::vector<Reg> emit_block_maxes(Builder &b, const std::vector<std::vector<Reg>
       other.push_back(b.temp(Type::kF32, "rmax_other"));
       b.shfl_bfly(other.back(), x, lane_mask);
     }
-    for (size_t r = 0; r < mx.size(); ++r) b.max(mx[r], mx[r], other[r]);
+    for (size_t r = 0; r < mx.size(); ++r) {
+      const Reg joined = b.temp(Type::kF32, "rmax");  // a new register: a one-score row's is the caller's score
+      b.max(joined, mx[r], other[r]);
+      mx[r] = joined;
+    }
   }
   std::vector<Reg> bmax;
   for (const Reg x : mx) {
