@@ -13,19 +13,15 @@ largest stall reasons. Written for session 14's FP8 profile (bench/NOTES.md, ses
 """
 import argparse
 import csv
+import os
 import re
 import sys
 from collections import Counter
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ncu_stalls import number  # noqa: E402
+
 REASON = re.compile(r"^stall_(\w+)$")  # the per-reason columns; their "(Not Issued)" twins are left out
-
-
-def number(text):
-    text = (text or "").replace(",", "").strip()
-    try:
-        return float(text)
-    except ValueError:
-        return 0.0
 
 
 def read_rows(lines):
