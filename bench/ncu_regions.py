@@ -12,26 +12,15 @@ the samples per executed instruction (a latency-bound stretch has several times 
 largest stall reasons. Written for session 14's FP8 profile (bench/NOTES.md, session 14, item 3).
 """
 import argparse
-import csv
 import os
 import re
 import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ncu_stalls import number  # noqa: E402
+from ncu_stalls import find_column, number, read_table  # noqa: E402
 
 REASON = re.compile(r"^stall_(\w+)$")  # the per-reason columns; their "(Not Issued)" twins are left out
-
-
-def read_rows(lines):
-    """(header, rows) of the SASS page: the header is the first row with an Address and a Source column."""
-    rows = list(csv.reader(lines))
-    for start, header in enumerate(rows):
-        names = [h.strip().lstrip("#").strip() for h in header]
-        if "Address" in names and "Source" in names:
-            return names, rows[start + 1:]
-    raise ValueError("no header with Address and Source columns: is this ncu's --page source --csv output?")
 
 
 def parse_region(text):
@@ -44,22 +33,22 @@ def parse_region(text):
 
 
 def summarize(lines, regions, blocks=None, top=7):
-    header, rows = read_rows(lines)
-    col = {name: i for i, name in enumerate(header)}
-    samples_col = next((i for i, h in enumerate(header) if h.startswith("Warp Stall Sampling (All")), None)
-    if samples_col is None:
-        raise ValueError("no 'Warp Stall Sampling (All Samples)' column")
-    executed_col = col.get("Instructions Executed")
+    header, rows = read_table(lines)
+    address_col = find_column(header, r"address")
+    samples_col = find_column(header, r"^warp stall sampling \(all")
+    if address_col is None or samples_col is None:
+        raise ValueError(f"no Address or 'Warp Stall Sampling (All Samples)' column among {header}")
+    executed_col = find_column(header, r"^instructions executed$")
     reasons = [(i, REASON.match(h).group(1)) for i, h in enumerate(header) if REASON.match(h)]
-    rows = [r for r in rows if len(r) > max(col["Address"], samples_col)]
+    rows = [r for r in rows if len(r) > max(address_col, samples_col)]
     if not rows:
         raise ValueError("the page has no instructions")
-    base = int(rows[0][col["Address"]], 16)
+    base = int(rows[0][address_col], 16)
     total = sum(number(r[samples_col]) for r in rows)
     out = ["| region | share of all samples | warp-instructions" + (" per block" if blocks else "") +
            " | samples per instruction | top stall reasons |", "| --- | ---: | ---: | ---: | --- |"]
     for name, lo, hi in regions:
-        inside = [r for r in rows if lo <= int(r[col["Address"]], 16) - base < hi]
+        inside = [r for r in rows if lo <= int(r[address_col], 16) - base < hi]
         samples = sum(number(r[samples_col]) for r in inside)
         executed = sum(number(r[executed_col]) for r in inside) if executed_col is not None else 0.0
         why = Counter()

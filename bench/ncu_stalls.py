@@ -31,21 +31,26 @@ def find_column(header, *patterns):
     return None
 
 
-def read_sass(lines):
-    """[(address, instruction, samples)] from the CSV's rows, in program order."""
+def read_table(lines):
+    """(header, rows) of the SASS page: the header is the first row with a Source column (ncu writes a
+    preamble line before it)."""
     rows = list(csv.reader(lines))
     for start, header in enumerate(rows):
-        source = find_column(header, r"^source$")
-        if source is not None:
-            break
-    else:
-        raise ValueError("no header with a Source column: is this ncu's --page source --csv output?")
+        if find_column(header, r"^source$") is not None:
+            return header, rows[start + 1:]
+    raise ValueError("no header with a Source column: is this ncu's --page source --csv output?")
+
+
+def read_sass(lines):
+    """[(address, instruction, samples)] from the CSV's rows, in program order."""
+    header, rows = read_table(lines)
+    source = find_column(header, r"^source$")
     address = find_column(header, r"address")
     samples = find_column(header, r"stall sampling \(all", r"stall sampling", r"sampl")
     if samples is None:
         raise ValueError(f"no stall-sampling column among {header}")
     out = []
-    for row in rows[start + 1:]:
+    for row in rows:
         if len(row) <= max(source, samples):
             continue
         out.append((row[address] if address is not None else "", row[source].strip(), number(row[samples])))
