@@ -7,7 +7,7 @@
 # worktree (/work/wt-NAME) is incremental. NAME main with no patch is the A/B baseline: its worktree follows HEAD.
 # Usage: tools/device/prepare_candidate.sh NAME [PATCH...]
 #   e.g. tools/device/prepare_candidate.sh main
-#        tools/device/prepare_candidate.sh bf16mtir bench/candidates/bf16-maxtree.patch bench/candidates/bf16-intround.patch
+#        tools/device/prepare_candidate.sh fp8notr bench/candidates/diag-fp8-notranspose.patch
 # Then on the device: run_candidate_tests.sh 'NAME=FILTER' and run_bench_ab.sh "main NAME" FLAGS.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
