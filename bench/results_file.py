@@ -155,10 +155,11 @@ def wrap(args):
 
 
 # One Google Benchmark line of zyfa_bench: mode/dtype/family/S<seqlen>/H<nheads>:<nheads_k>/inputs/run/rep<r>,
-# where run is an impl or zyfa@<P rounding> (--p-rounding).
+# where run is an impl or zyfa@<P rounding> (--p-rounding). Google Benchmark prints a counter of 1000 or more
+# with a k (1.10632k TFLOP/s).
 GB_LINE = re.compile(r"^(kernel|sustained|isolated)/(bf16|fp8)/([\w.-]+)/S(\d+)/H(\d+):(\d+)/(\w+)/([\w-]+)"
                      r"(?:@(lean|exact|split))?/rep\d+"
-                     r"/iterations:1/manual_time\s+([\d.]+) ms\s+[\d.]+ ms\s+1\s+([\d.]+)\s+(\d+)")
+                     r"/iterations:1/manual_time\s+([\d.]+) ms\s+[\d.]+ ms\s+1\s+([\d.]+k?)\s+(\d+)")
 FAMILY_DIMS = {"mha-d128": (128, 128), "gqa-d128": (128, 128), "mha-d192": (192, 128), "gqa-d192": (192, 128),
                "llama3.1-8b": (128, 128)}
 TIMING_GAUSSIAN_STD = 0.1  # zyfa_bench's kTimingGaussianStd, for steps run without --input-std

@@ -32,7 +32,8 @@ log, names = sys.argv[1], sys.argv[2:]
 tf = collections.defaultdict(list)
 for line in open(log):
     r, name, bench, value = line.split()
-    tf[(bench, name)].append(float(value))
+    # Google Benchmark prints counters of 1000 or more with a k: 1.10632k TFLOP/s.
+    tf[(bench, name)].append(float(value[:-1]) * 1e3 if value.endswith("k") else float(value))
 for bench in sorted({b for b, _ in tf}):
     base = statistics.median(tf[(bench, names[0])]) if tf.get((bench, names[0])) else None
     cells = []
