@@ -7,7 +7,7 @@
 # Usage: ROUNDS=2 bash tools/device/run_bench_ab.sh "NAME NAME..." ZYFA_BENCH_FLAGS...
 #   e.g. bash tools/device/run_bench_ab.sh "main stsm" --dtypes=fp8 --families=gqa-d128 --seqlens=2048,16384
 # Prints every repeat, then per (benchmark, build) the median TFLOP/s over all rounds and its ratio to the
-# first build's; exit 1 if a run fails.
+# first build's, then each build's SM clock and power under load; exit 1 if a run fails.
 set -uo pipefail
 read -r -a names <<< "${1:?usage: run_bench_ab.sh \"NAMES\" ZYFA_BENCH_FLAGS...}"
 shift
@@ -27,7 +27,7 @@ for round in $(seq "${ROUNDS:-2}"); do
   done
 done
 python3 - "$LOG" "${names[@]}" <<'PY'
-import collections, statistics, sys
+import collections, glob, json, statistics, sys
 log, names = sys.argv[1], sys.argv[2:]
 tf = collections.defaultdict(list)
 for line in open(log):
@@ -42,5 +42,15 @@ for bench in sorted({b for b, _ in tf}):
             med = statistics.median(tf[(bench, n)])
             cells.append(f"{n} {med:7.1f}" + (f" ({med / base:.3f}x)" if base else ""))
     print(f"{bench:60s} " + "  ".join(cells))
+# The SM clock and power under load per build (run_bench.sh's samples, medians over the rounds): the GPU runs
+# these kernels at its power cap, so a build that draws less power also clocks higher (session 15: a diagnostic
+# whose V^T held stale bytes ran 15% faster, most of it from 1965 MHz against 1800-1860).
+for n in names:
+    clocks = [json.load(open(f)).get("clocks_under_load") or {} for f in sorted(glob.glob(f"/tmp/bench-ab-{n}-*/part-kernel.json"))]
+    mhz = [c["sm_mhz_median"] for c in clocks if c.get("sm_mhz_median") is not None]
+    watts = [c["power_w_median"] for c in clocks if c.get("power_w_median") is not None]
+    if mhz:
+        print(f"{n}: SM clock {statistics.median(mhz):.0f} MHz, power {statistics.median(watts):.0f} W under load"
+              f" (medians of {len(mhz)} rounds)")
 PY
 exit $status
