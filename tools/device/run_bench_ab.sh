@@ -16,6 +16,8 @@ mkdir -p "$OUTDIR"
 readonly LOG="$OUTDIR/bench_ab.txt"
 : > "$LOG"
 status=0
+# Each run's scratch (its log and run_bench.sh's part file, whose clocks the summary reads): this A/B's only.
+rm -rf /tmp/bench-ab-*
 for round in $(seq "${ROUNDS:-2}"); do
   # The builds' order rotates by round, so that drift (clocks, temperature) favours none of them.
   for i in "${!names[@]}"; do
