@@ -16,21 +16,24 @@ mkdir -p "$OUTDIR"
 readonly LOG="$OUTDIR/bench_ab.txt"
 : > "$LOG"
 status=0
-# Each run's scratch (its log and run_bench.sh's part file, whose clocks the summary reads): this A/B's only.
-rm -rf /tmp/bench-ab-*
+# Each run's scratch, SCRATCH-NAME-ROUND: its log (.log) and run_bench.sh's part file (a folder), whose clocks
+# the summary reads; this A/B's only.
+readonly SCRATCH=/tmp/bench-ab
+rm -rf "$SCRATCH"-*
 for round in $(seq "${ROUNDS:-2}"); do
   # The builds' order rotates by round, so that drift (clocks, temperature) favours none of them.
   for i in "${!names[@]}"; do
     name="${names[$(( (i + round - 1) % ${#names[@]} ))]}"
-    OUT="/tmp/bench-ab-$name-$round" CARRY=".carry-bench-$name" STEP_TIMEOUT="${STEP_TIMEOUT:-120}" \
-      bash tools/device/run_bench.sh kernel --impls=zyfa "$@" > "/tmp/bench-ab-$name-$round.log" 2>&1 || status=1
-    grep manual_time "/tmp/bench-ab-$name-$round.log" | awk -v n="$name" -v r="$round" \
+    run="$SCRATCH-$name-$round"
+    OUT="$run" CARRY=".carry-bench-$name" STEP_TIMEOUT="${STEP_TIMEOUT:-120}" \
+      bash tools/device/run_bench.sh kernel --impls=zyfa "$@" > "$run.log" 2>&1 || status=1
+    grep manual_time "$run.log" | awk -v n="$name" -v r="$round" \
       '{ sub(/\/rep[0-9]+\/iterations:1\/manual_time/, "", $1); print r, n, $1, $(NF-1) }' | tee -a "$LOG"
   done
 done
-python3 - "$LOG" "${names[@]}" <<'PY'
-import collections, glob, json, statistics, sys
-log, names = sys.argv[1], sys.argv[2:]
+python3 - "$LOG" "$SCRATCH" "${names[@]}" <<'PY'
+import collections, glob, json, os, statistics, sys
+log, scratch, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 tf = collections.defaultdict(list)
 for line in open(log):
     r, name, bench, value = line.split()
@@ -48,7 +51,9 @@ for bench in sorted({b for b, _ in tf}):
 # these kernels at its power cap, so a build that draws less power also clocks higher (session 15: a diagnostic
 # whose V^T held stale bytes ran 15% faster, most of it from 1965 MHz against 1800-1860).
 for n in names:
-    clocks = [json.load(open(f)).get("clocks_under_load") or {} for f in sorted(glob.glob(f"/tmp/bench-ab-{n}-*/part-kernel.json"))]
+    runs = [d for d in glob.glob(f"{scratch}-{n}-*") if d[len(f"{scratch}-{n}-"):].isdigit()]  # not NAME-x's
+    clocks = [json.load(open(f"{d}/part-kernel.json")).get("clocks_under_load") or {}
+              for d in sorted(runs) if os.path.exists(f"{d}/part-kernel.json")]
     mhz = [c["sm_mhz_median"] for c in clocks if c.get("sm_mhz_median") is not None]
     watts = [c["power_w_median"] for c in clocks if c.get("power_w_median") is not None]
     if mhz:
