@@ -46,6 +46,14 @@ class ZyfaKernel final : public Kernel {
     }
     // FP8 only, LEAN only at d_qk = 128: validation refuses the rest (case_runs never asks for them).
     desc_.p_rounding = p_rounding;
+    // The workspace an application would give it (zyfa_attn_workspace_size: 0 where none helps).
+    size_t workspace_bytes = 0;
+    zyfa_check(zyfa_attn_workspace_size(&desc_, &workspace_bytes), "zyfa_attn_workspace_size");
+    if (workspace_bytes > 0) {
+      workspace_ = DeviceBuffer(workspace_bytes);
+      desc_.workspace = workspace_.get();
+      desc_.workspace_bytes = workspace_bytes;
+    }
     zyfa_check(zyfa_attn_prepare(&desc_, stream), "zyfa_attn_prepare");
   }
 
@@ -68,7 +76,7 @@ class ZyfaKernel final : public Kernel {
 
  private:
   Shape shape_;
-  DeviceBuffer out_, lse_;
+  DeviceBuffer out_, lse_, workspace_;
   zyfa_attn_desc desc_ = ZYFA_ATTN_DESC_INIT;
 };
 

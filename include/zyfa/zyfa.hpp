@@ -107,6 +107,18 @@ class Attention {
     d_.softmax_scale = scale;
     return *this;
   }
+  // Device scratch that makes some calls faster (zyfa_attn_desc.workspace): workspace_size() bytes or more.
+  Attention &workspace(void *ptr, size_t bytes) {
+    d_.workspace = ptr;
+    d_.workspace_bytes = bytes;
+    return *this;
+  }
+  // What a forward() of this descriptor can use: 0 where it runs no faster with a workspace.
+  size_t workspace_size() const {
+    size_t bytes = 0;
+    check(zyfa_attn_workspace_size(&d_, &bytes));
+    return bytes;
+  }
 
   const zyfa_attn_desc &desc() const { return d_; }
 

@@ -176,6 +176,8 @@ class WgmmaEmitter {
   // fp8_wgmma_producer.cpp
   void issue_q();
   void issue_kv(Reg key0);
+  void issue_vt(Reg key0, Reg empty_parity);
+  void issue_tile_copies();
   void transpose_v();
   // fp8_wgmma_consumer.cpp
   void scores(Reg k_stage);

@@ -1,5 +1,6 @@
 // The producer warpgroup: TMA copies of Q, K and V (thread 0), and the transposition of every V block into
-// V^T by all four warps (fp8_vt_transpose.hpp).
+// V^T by all four warps (fp8_vt_transpose.hpp); or, in the vt_prepass variants, TMA copies of Q, K and the
+// V^T that the call wrote into its workspace, by thread 0 alone.
 #include "asmgen/fp8_wgmma_emitter.hpp"
 
 namespace zyfa::asmgen::fp8w {
@@ -12,7 +13,7 @@ void WgmmaEmitter::producer_setup() {
   producer_q_phase = b.reg(Type::kU32, "q_phase");
   for (Reg r : {issue_ring.index, issue_ring.phase, transpose_ring.index, transpose_ring.phase, producer_q_phase})
     b.mov(r, imm(0));
-  vt_lanes = emit_vt_transpose_setup(b, lane, warp);
+  if (!variant.vt_prepass) vt_lanes = emit_vt_transpose_setup(b, lane, warp);
 }
 
 void WgmmaEmitter::issue_q() {
@@ -44,6 +45,10 @@ void WgmmaEmitter::issue_kv(Reg key0) {
     b.add(dst, k_dst, imm(layout.k + cb * nx::kKeyBlock * layout.qk_block_bytes));
     b.tma_load_4d(dst, tensor_map(offsetof(Fp8AttentionParams, k_map)), {imm(cb * layout.qk_block_bytes), key0, kv_head, batch}, k_full, imm(int64_t(kEvictLast)));
   }
+  if (variant.vt_prepass) {
+    issue_vt(key0, parity);
+    return;
+  }
   b.mbar_wait(barrier(kVEmpty, issue_ring.index), parity);
   const Reg v_full = barrier(kVFull, issue_ring.index);
   b.mbar_arrive_expect_tx(v_full, layout.v_bytes);
@@ -51,6 +56,39 @@ void WgmmaEmitter::issue_kv(Reg key0) {
   b.mad_lo(v_dst, issue_ring.index, imm(layout.v_bytes), smem);
   b.add(v_dst, v_dst, imm(layout.v));
   b.tma_load_4d(v_dst, tensor_map(offsetof(Fp8AttentionParams, v_map)), {imm(0), key0, kv_head, batch}, v_full, imm(int64_t(kEvictLast)));
+}
+
+// V^T_kb from the workspace (one row per dimension of padded keys, src/kernels/fp8_vt_layout.h) into the
+// first kDv rows of the V^T buffer; its rows of ones stay.
+void WgmmaEmitter::issue_vt(Reg key0, Reg empty_parity) {
+  b.mbar_wait(barrier(kVtEmpty, issue_ring.index), empty_parity);
+  const Reg vt_full = barrier(kVtFull, issue_ring.index);
+  b.mbar_arrive_expect_tx(vt_full, kDv * kVRowBytes);
+  const Reg vt_dst = b.temp(Type::kU32, "vt_dst");
+  b.mad_lo(vt_dst, issue_ring.index, imm(layout.vt_bytes), smem);
+  b.add(vt_dst, vt_dst, imm(layout.vt));
+  b.tma_load_4d(vt_dst, tensor_map(offsetof(Fp8AttentionParams, v_map)), {key0, imm(0), kv_head, batch}, vt_full,
+                imm(int64_t(kEvictLast)));
+}
+
+// Warp 0 of the vt_prepass variants (thread 0 issues): every block's K and V^T in order, as the consumers
+// free buffers.
+void WgmmaEmitter::issue_tile_copies() {
+  if_(issuer, false, [&] { issue_q(); });
+  b.xor_(producer_q_phase, producer_q_phase, imm(1));
+  const Reg kb = b.temp(Type::kS32, "producer_kb");
+  b.mov(kb, imm(0));
+  const int loop = b.new_label("PRODUCER_KEYS");
+  b.place(loop);
+  if_(issuer, false, [&] {
+    const Reg key0 = b.temp(Type::kS32, "key0");
+    b.shl(key0, kb, imm(7));
+    static_assert(nx::kKeyBlock == 1 << 7, "key0 = block << 7");
+    issue_kv(key0);
+  });
+  advance(issue_ring);
+  b.add(kb, kb, imm(1));
+  b.bra_if(Cmp::kLe, Type::kS32, kb, tile, loop, "again");
 }
 
 void WgmmaEmitter::transpose_v() {
@@ -73,6 +111,10 @@ void WgmmaEmitter::transpose_v() {
 }
 
 void WgmmaEmitter::producer_tile() {
+  if (variant.vt_prepass) {
+    issue_tile_copies();
+    return;
+  }
   if_(issuer, false, [&] {
     issue_q();
     const Reg zero = b.temp(Type::kS32, "key0");

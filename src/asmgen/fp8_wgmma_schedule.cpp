@@ -5,7 +5,8 @@
 //   producer (warpgroup 0, setmaxnreg.dec):
 //     per query tile: Q by TMA; K and V of block 0 by TMA
 //       per key block kb: K and V of block kb + 1 by TMA (thread 0, one block ahead), then the four warps
-//                         transpose V_kb into V^T_kb
+//                         transpose V_kb into V^T_kb; or, where the call wrote V^T into its workspace first
+//                         (vt_prepass), thread 0 alone copies K_kb and V^T_kb by TMA
 //   consumers (warpgroups 1 and 2, setmaxnreg.inc), per query tile:
 //       block 0:      S_0 = Q K_0^T; softmax; P_0 codes
 //       block kb > 0: S_kb = Q K_kb^T and O += P_{kb-1} V^T_{kb-1} issued together in this warpgroup's turn;
@@ -31,7 +32,7 @@ SharedLayout shared_layout(const Variant &v) {
   L.qk_steps = v.d_qk / kMmaK;
   L.q_bytes = nx::kQueryTile * v.d_qk;
   L.k_bytes = nx::kKeyBlock * v.d_qk;
-  L.v_bytes = nx::kKeyBlock * kVRowBytes;
+  L.v_bytes = v.vt_prepass ? 0 : nx::kKeyBlock * kVRowBytes;  // V as TMA lands it, for the transposition
   L.vt_bytes = kPvN * kVRowBytes;
   const int fixed = L.q_bytes + 8 * kBarrierCount + kAtomAlign;  // the base is rounded up to an atom
   const int per_stage = L.k_bytes + L.v_bytes + L.vt_bytes;
@@ -136,9 +137,13 @@ void WgmmaEmitter::kernel_setup() {
     for (int st = 0; st < layout.stages; ++st) {
       b.mbar_init(barrier(kKFull + st), 1);
       b.mbar_init(barrier(kKEmpty + st), kConsumerWarps);
-      b.mbar_init(barrier(kVFull + st), 1);
-      b.mbar_init(barrier(kVEmpty + st), kWarpgroupThreads);
-      b.mbar_init(barrier(kVtFull + st), kWarpgroupThreads);
+      if (variant.vt_prepass) {
+        b.mbar_init(barrier(kVtFull + st), 1);  // the issuer's expect-tx; TMA completes it
+      } else {
+        b.mbar_init(barrier(kVFull + st), 1);
+        b.mbar_init(barrier(kVEmpty + st), kWarpgroupThreads);
+        b.mbar_init(barrier(kVtFull + st), kWarpgroupThreads);  // every transposing thread
+      }
       b.mbar_init(barrier(kVtEmpty + st), kConsumerWarps);
     }
     b.fence_mbarrier_init();
@@ -181,6 +186,11 @@ Program build_fp8_wgmma_attention(const Variant &v) {
   }
   b.setmaxnreg(/*grow=*/false, fp8w::kProducerRegisters);
   e.producer_setup();
+  if (v.vt_prepass) {  // only thread 0 has work, the copies: warps 1-3 leave (whole warps exit together)
+    const Reg idle = b.temp(Type::kPred, "idle_warp");
+    b.setp(idle, Cmp::kNe, Type::kS32, e.warp, imm(0));
+    e.if_(idle, false, [&] { b.exit(); });
+  }
   e.for_each_tile([&] { e.producer_tile(); });
   b.exit();
 

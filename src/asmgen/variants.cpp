@@ -16,6 +16,9 @@ const std::vector<Variant> &variants() {
       // Split P at either head dim (p_rounding = ZYFA_P_ROUNDING_SPLIT).
       {"fp8_wgmma_d128_split", 128, 128, false, Schedule::kWgmma, /*split_p=*/true},
       {"fp8_wgmma_d192_split", 192, 128, false, Schedule::kWgmma, /*split_p=*/true},
+      // The default P roundings, reading V^T from the call's workspace (zyfa_attn_desc.workspace).
+      {"fp8_wgmma_d128_vt", 128, 128, numerics::uses_lean_p(128), Schedule::kWgmma, false, /*vt_prepass=*/true},
+      {"fp8_wgmma_d192_vt", 192, 128, numerics::uses_lean_p(192), Schedule::kWgmma, false, /*vt_prepass=*/true},
   };
   return table;
 }

@@ -21,6 +21,9 @@ struct Variant {
   // Split P (exact P, lean_p false): the residual's e4m3 codes too, and a second P V chain into the same
   // accumulator (numerics.h). wgmma only.
   bool split_p = false;
+  // wgmma only: the producer copies V^T that the call wrote into its workspace before the kernel
+  // (src/kernels/fp8_vt_layout.h) by TMA, instead of transposing each V block.
+  bool vt_prepass = false;
 };
 
 const std::vector<Variant> &variants();

@@ -3,6 +3,7 @@
 #include "host/c_enum.hpp"
 #include "host/dispatch.hpp"
 #include "host/error.hpp"
+#include "host/fp8_asm_attention.hpp"
 #include "host/plan_cache.hpp"
 #include "host/validate.hpp"
 #include "ref/cpu_backend.hpp"
@@ -59,6 +60,16 @@ ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream)
     zyfa::Problem problem;
     if (zyfa_status s = zyfa::validate_attention(desc, zyfa::PointerCheck::kOptional, &problem)) return s;
     return zyfa::run_attention(problem, stream, /*launch=*/false);
+  });
+}
+
+ZYFA_API zyfa_status zyfa_attn_workspace_size(const zyfa_attn_desc *desc, size_t *bytes) {
+  return guarded("zyfa_attn_workspace_size", [&] {
+    if (bytes == nullptr) return zyfa::fail(ZYFA_STATUS_NULL_ARGUMENT, "bytes = NULL");
+    zyfa::Problem problem;
+    if (zyfa_status s = zyfa::validate_attention(desc, zyfa::PointerCheck::kShapeOnly, &problem)) return s;
+    *bytes = size_t(zyfa::kernels::fp8_vt_workspace_bytes(problem));
+    return ZYFA_STATUS_SUCCESS;
   });
 }
 

@@ -8,10 +8,12 @@
 
 namespace zyfa {
 
-const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool lean_p, bool split_p, bool wgmma) {
+const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool lean_p, bool split_p, bool wgmma, bool vt_prepass) {
   for (int i = 0; i < kCodeObjectCount; ++i) {
     const CodeObject &o = kCodeObjects[i];
-    if (o.d_qk == d_qk && o.d_v == d_v && o.lean_p == lean_p && o.split_p == split_p && o.wgmma == wgmma) return &o;
+    if (o.d_qk == d_qk && o.d_v == d_v && o.lean_p == lean_p && o.split_p == split_p && o.wgmma == wgmma &&
+        o.vt_prepass == vt_prepass)
+      return &o;
   }
   return nullptr;
 }

@@ -16,6 +16,7 @@ struct CodeObject {
   bool lean_p;             // P codes from one FFMA (true) or exact exp2 + conversion
   bool split_p;            // exact P plus its e4m3 residual in a second P V product (ZYFA_P_ROUNDING_SPLIT)
   bool wgmma;              // the TMA + wgmma schedule (true) or the mma.sync one
+  bool vt_prepass;         // wgmma: reads V^T from the call's workspace (src/kernels/fp8_vt_layout.h)
   const unsigned char *image;
   size_t image_bytes;
 };
@@ -24,8 +25,9 @@ struct CodeObject {
 extern const CodeObject kCodeObjects[];
 extern const int kCodeObjectCount;
 
-// The FP8 attention kernel for (d_qk, d_v), P rounding and schedule, or nullptr if none was built.
-const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool lean_p, bool split_p, bool wgmma);
+// The FP8 attention kernel for (d_qk, d_v), P rounding, schedule and V's source, or nullptr if none was
+// built.
+const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool lean_p, bool split_p, bool wgmma, bool vt_prepass);
 
 // The kernel of `object` in the current context, loaded on first use (once per device, context and
 // object; thread-safe), its dynamic shared memory limit set. Returns a cudaError_t value; *function is a CUfunction.

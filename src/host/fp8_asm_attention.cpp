@@ -9,6 +9,7 @@
 
 #include "host/code_objects.hpp"
 #include "host/cuda_api.hpp"
+#include "kernels/fp8_vt_layout.h"
 #include "kernels/hopper/tensor_map.cuh"
 #include "kernels/numerics.h"
 
@@ -58,9 +59,17 @@ bool within_kernel_limits(const Problem &p) {
   return p.fp8() && p.seqlen <= kMaxSeqlen && p.nheads <= kMaxHeads && p.out_rows_in_chunks();
 }
 
-const CodeObject *code_object(const Problem &p, bool wgmma) {
-  return find_fp8_code_object(int(p.d_qk), int(p.d_v), p.lean_p, p.split_p, wgmma);
+const CodeObject *code_object(const Problem &p, bool wgmma, bool vt_prepass) {
+  return find_fp8_code_object(int(p.d_qk), int(p.d_v), p.lean_p, p.split_p, wgmma, vt_prepass);
 }
+const CodeObject *code_object(const Problem &p, bool wgmma) { return code_object(p, wgmma, wgmma && p.vt_prepass); }
+
+// Where a call writes V^T into a workspace: the pre-pass reads and writes V once, while the kernel's
+// transposition costs a fixed share of the attention's work (3-5% at long sequences), which grows with
+// group * seqlen per element of V. Measured on the H200 (bench/NOTES.md, session 16): 0.99x at gqa-d128 2K
+// and mha-d192 8K (group * seqlen = 8K), 1.02-1.03x at gqa-d128 4K and mha-d192 16K (16K), 1.05x at
+// gqa-d128 8K-16K.
+constexpr int64_t kVtPrepassMinGroupKeys = 16384;
 
 int prepare(const Problem &problem, bool wgmma) {
   void *function = nullptr;
@@ -165,6 +174,15 @@ std::string fp8_wgmma_refusal(const Problem &p) {
 
 int fp8_attention_ctas_per_sm() { return 1; }
 
+int64_t fp8_vt_workspace_bytes(const Problem &p) {
+  if (p.group() * p.seqlen < kVtPrepassMinGroupKeys || code_object(p, /*wgmma=*/true, /*vt_prepass=*/true) == nullptr)
+    return 0;
+  Problem in_kernel = p;  // whether the wgmma kernel takes the problem at all
+  in_kernel.vt_prepass = false;
+  if (!fp8_wgmma_attention_supports(in_kernel)) return 0;
+  return fp8_vt::workspace_bytes(p.batch, p.nheads_k, p.seqlen);
+}
+
 asmgen::Fp8AttentionParams fp8_attention_params(const Problem &p, const Schedule &s) {
   asmgen::Fp8AttentionParams k{};
   k.q = address(p.q.ptr);
@@ -219,9 +237,19 @@ int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule,
   if (const int e = hopper::encode_head_map(map(params.k_map), p.k, p.batch, p.seqlen, p.nheads_k, p.d_qk, kByte,
                                             qk_box, kBoxRows, qk_swizzle))
     return e;
-  if (const int e = hopper::encode_head_map(map(params.v_map), p.v, p.batch, p.seqlen, p.nheads_k, p.d_v, kByte,
-                                            kVBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_128B))
+  if (p.vt_prepass) {
+    // V^T per (batch, kv head): rows of padded keys, one per dimension; boxes of 128 keys x 128 dimensions.
+    if (p.workspace == nullptr) return kInvalidValue;
+    const int64_t keys = fp8_vt::padded_keys(p.seqlen);
+    const TensorRef vt{p.workspace, p.nheads_k * fp8_vt::kVtDims * keys, keys, fp8_vt::kVtDims * keys};
+    if (const int e = hopper::encode_head_map(map(params.v_map), vt, p.batch, fp8_vt::kVtDims, p.nheads_k, keys,
+                                              kByte, kVBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_128B))
+      return e;
+    if (const int e = launch_fp8_vt_prepass(p, p.workspace, stream)) return e;
+  } else if (const int e = hopper::encode_head_map(map(params.v_map), p.v, p.batch, p.seqlen, p.nheads_k, p.d_v,
+                                                   kByte, kVBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_128B)) {
     return e;
+  }
   return launch(*code_object(problem, true), params, schedule, stream);
 }
 

@@ -3,6 +3,7 @@
 #ifndef ZYFA_HOST_FP8_ASM_ATTENTION_HPP_
 #define ZYFA_HOST_FP8_ASM_ATTENTION_HPP_
 
+#include <cstdint>
 #include <string>
 
 #include "asmgen/fp8_kernel_params.h"
@@ -29,6 +30,12 @@ bool fp8_wgmma_attention_supports(const Problem &problem);
 std::string fp8_wgmma_refusal(const Problem &problem);
 int prepare_fp8_wgmma_attention(const Problem &problem);
 int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule, void *stream);
+
+// The workspace bytes a call of `problem` can use to read V^T prepared once (src/kernels/fp8_vt_layout.h)
+// instead of transposing every block in the kernel: above 0 where the wgmma kernel takes the problem, has a
+// variant that reads V^T, and each V row is read by enough queries for the pre-pass to pay
+// (kVtPrepassMinGroupKeys).
+int64_t fp8_vt_workspace_bytes(const Problem &problem);
 
 // The kernels' parameter block for a problem and a schedule (addresses as the problem holds them: device
 // memory for a launch, host memory for the emitter's CPU interpreter in the host tests).

@@ -61,10 +61,14 @@ struct Problem {
   TensorRef q, k, v;
   TensorRef out;     // bfloat16; ptr is const here, backends cast it back (validate checked it is writable)
   float *lse = nullptr;  // (batch, nheads, seqlen) contiguous, or nullptr
+  void *workspace = nullptr;  // device memory for vt_prepass (nullptr in zyfa_attn_prepare)
   float softmax_scale = 0.0f;  // resolved: never 0
   Descale q_descale, k_descale, v_descale;  // all 1 for BF16
   bool lean_p = false;  // FP8: P codes from one FFMA (lean) rather than exp2 and a conversion (exact)
   bool split_p = false;  // FP8: exact P plus the e4m3 of its residual, a second P V (ZYFA_P_ROUNDING_SPLIT)
+  // FP8: the call writes V^T into the caller's workspace first and runs the kernel that reads it
+  // (src/kernels/fp8_vt_layout.h).
+  bool vt_prepass = false;
 
   bool fp8() const { return dtype == ZYFA_DTYPE_FP8_E4M3; }
   int64_t group() const { return nheads / nheads_k; }  // query heads per kv head

@@ -10,6 +10,7 @@
 
 #include "host/c_enum.hpp"
 #include "host/error.hpp"
+#include "host/fp8_asm_attention.hpp"
 
 namespace zyfa {
 namespace {
@@ -166,7 +167,12 @@ zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int
 constexpr size_t kAttnDescV1Size = offsetof(zyfa_attn_desc, p_rounding);  // 0.1.0: up to v_descale
 static_assert(kAttnDescV1Size == offsetof(zyfa_attn_desc, v_descale) + sizeof(zyfa_descale),
               "p_rounding starts where the first layout ended");
-constexpr size_t kKnownAttnDescSizes[] = {kAttnDescV1Size, sizeof(zyfa_attn_desc)};
+constexpr size_t kAttnDescV2Size = offsetof(zyfa_attn_desc, workspace);  // up to p_rounding
+static_assert(kAttnDescV2Size >= offsetof(zyfa_attn_desc, p_rounding) + sizeof(zyfa_p_rounding),
+              "the workspace starts after the second layout ended");
+constexpr size_t kKnownAttnDescSizes[] = {kAttnDescV1Size, kAttnDescV2Size, sizeof(zyfa_attn_desc)};
+// The workspace's alignment: TMA's and every vector access's, with room.
+constexpr uintptr_t kWorkspaceAlignmentBytes = 256;
 
 const char *p_rounding_name(int value) {
   switch (value) {
@@ -209,6 +215,41 @@ struct ByteRange {
   bool overlaps(const ByteRange &o) const { return begin < o.end && o.begin < end; }
 };
 
+// The workspace fields, for a problem whose other fields are valid: where the call can use a workspace and
+// the caller gives one, it must be large enough, aligned, and (in a call) not NULL; it then joins the
+// written ranges and the problem runs the kernel that reads it.
+zyfa_status check_workspace(const zyfa_attn_desc &d, PointerCheck pointers, Problem *p, ByteRange *ranges,
+                            int *n_ranges) {
+  const int64_t needed = kernels::fp8_vt_workspace_bytes(*p);
+  if (d.workspace_bytes == 0 || needed == 0) return ZYFA_STATUS_SUCCESS;  // runs without one
+  if (d.workspace_bytes < uint64_t(needed)) {
+    return fail(ZYFA_STATUS_BAD_ARGUMENT,
+                "desc->workspace_bytes = %zu: below the %lld bytes this problem uses (zyfa_attn_workspace_size); "
+                "give at least that many, or 0 to run without a workspace",
+                d.workspace_bytes, (long long)needed);
+  }
+  if (d.workspace == nullptr) {
+    if (pointers == PointerCheck::kRequired) {
+      return fail(ZYFA_STATUS_NULL_TENSOR, "desc->workspace = NULL with desc->workspace_bytes = %zu: give the "
+                  "workspace's device memory, or workspace_bytes = 0 to run without one", d.workspace_bytes);
+    }
+  } else {
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(d.workspace);
+    if (begin % kWorkspaceAlignmentBytes != 0) {
+      return fail(ZYFA_STATUS_MISALIGNED, "desc->workspace = %p: must be %llu-byte aligned", d.workspace,
+                  (unsigned long long)kWorkspaceAlignmentBytes);
+    }
+    if (begin + uint64_t(needed) < begin) {
+      return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->workspace = %p: the workspace wraps around the address space",
+                  d.workspace);
+    }
+    ranges[(*n_ranges)++] = {"workspace", begin, begin + uint64_t(needed), /*written=*/true};
+  }
+  p->vt_prepass = true;
+  p->workspace = d.workspace;
+  return ZYFA_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers, Problem *problem) {
@@ -217,11 +258,11 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
   if (std::find(std::begin(kKnownAttnDescSizes), std::end(kKnownAttnDescSizes), size) ==
       std::end(kKnownAttnDescSizes)) {
     return fail(ZYFA_STATUS_BAD_STRUCT_SIZE,
-                "desc->struct_size = %zu: this zyfa (%d.%d.%d) reads zyfa_attn_desc of %zu bytes (or %zu, the "
-                "first layout); initialize with ZYFA_ATTN_DESC_INIT and build against the header of the library "
-                "you load",
+                "desc->struct_size = %zu: this zyfa (%d.%d.%d) reads zyfa_attn_desc of %zu bytes (or %zu and %zu, "
+                "the earlier layouts); initialize with ZYFA_ATTN_DESC_INIT and build against the header of the "
+                "library you load",
                 size, ZYFA_VERSION_MAJOR, ZYFA_VERSION_MINOR, ZYFA_VERSION_PATCH, sizeof(zyfa_attn_desc),
-                kAttnDescV1Size);
+                kAttnDescV1Size, kAttnDescV2Size);
   }
   // Only the caller's bytes are read: an older caller's struct ends before the newer fields.
   zyfa_attn_desc d = ZYFA_ATTN_DESC_INIT;
@@ -323,8 +364,9 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
     return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->lse: batch * nheads * seqlen floats overflows 64 bits");
   }
 
-  // q, k, v, out, lse and up to three device descales (read by every CTA while others write out).
-  ByteRange ranges[8];
+  // q, k, v, out, lse, up to three device descales (read by every CTA while others write out) and the
+  // workspace.
+  ByteRange ranges[9];
   int n_ranges = 0;
   for (const TensorSpec &t : tensors) {
     int64_t extent = 0;
@@ -365,7 +407,16 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
     }
     ranges[n_ranges++] = {descales[i].name, begin, begin + uint64_t(descale_bytes[i]), /*written=*/false};
   }
-  // The written ranges (out, lse) must not overlap any other range; inputs may share memory.
+  auto ref = [](const TensorSpec &t) { return TensorRef{t.ptr, t.strides.batch, t.strides.seq, t.strides.head}; };
+  p.q = ref(tensors[0]);
+  p.k = ref(tensors[1]);
+  p.v = ref(tensors[2]);
+  p.out = ref(tensors[3]);
+  p.lse = d.lse;
+  if (pointers != PointerCheck::kShapeOnly) {
+    if (zyfa_status s = check_workspace(d, pointers, &p, ranges, &n_ranges)) return s;
+  }
+  // The written ranges (out, lse, workspace) must not overlap any other range; inputs may share memory.
   for (int i = 0; i < n_ranges; ++i) {
     if (!ranges[i].written) continue;
     for (int j = 0; j < n_ranges; ++j) {
@@ -376,12 +427,6 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
     }
   }
 
-  auto ref = [](const TensorSpec &t) { return TensorRef{t.ptr, t.strides.batch, t.strides.seq, t.strides.head}; };
-  p.q = ref(tensors[0]);
-  p.k = ref(tensors[1]);
-  p.v = ref(tensors[2]);
-  p.out = ref(tensors[3]);
-  p.lse = d.lse;
   *problem = p;
   return ZYFA_STATUS_SUCCESS;
 }

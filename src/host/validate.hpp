@@ -10,7 +10,8 @@ namespace zyfa {
 
 enum class PointerCheck {
   kRequired,  // a call that reads and writes the tensors
-  kOptional   // zyfa_attn_prepare: only the shape matters, pointers may be NULL
+  kOptional,  // zyfa_attn_prepare: only the shape matters, pointers may be NULL
+  kShapeOnly  // zyfa_attn_workspace_size: as kOptional, and the workspace fields are not read
 };
 
 // On failure returns a distinct status and records a message naming the field and its value.

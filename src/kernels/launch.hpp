@@ -31,6 +31,11 @@ bool bf16_attention_supports(const Problem &problem);
 int bf16_attention_ctas_per_sm();
 int launch_bf16_attention(const Problem &problem, const Schedule &schedule, void *stream);
 
+// The FP8 wgmma kernel's V^T (src/kernels/fp8_vt_layout.h) written from problem.v into `workspace` (device
+// memory of fp8_vt::workspace_bytes), in stream order before the attention kernel that reads it. V must be
+// what that kernel maps: 16-byte aligned rows.
+int launch_fp8_vt_prepass(const Problem &problem, void *workspace, void *stream);
+
 // zyfa_quantize_fp8 on the GPU: validated arguments (row_stride resolved), device pointers. Needs no
 // scratch: the amax is reduced into *desc.descale, then turned into the descale in place, in stream order.
 int launch_quantize_fp8(const zyfa_quantize_desc &desc, int64_t row_stride, void *stream);

@@ -23,6 +23,7 @@
 #include "host/error.hpp"
 #include "host/fp8_asm_attention.hpp"
 #include "host/plan_cache.hpp"
+#include "kernels/fp8_vt_layout.h"
 #include "kernels/numerics.h"
 #include "ref/cpu_backend.hpp"
 #include "ref/reference.hpp"
@@ -66,10 +67,11 @@ const asmgen::Variant &variant_for(int64_t d_qk) {
   throw std::logic_error("no variant for this d_qk");
 }
 
-// The wgmma schedule's variant for a problem: its head dim and P rounding.
+// The wgmma schedule's variant for a problem: its head dim, P rounding and V's source.
 const asmgen::Variant &wgmma_variant_for(const Problem &p) {
   for (const asmgen::Variant &v : asmgen::variants())
-    if (v.schedule == asmgen::Schedule::kWgmma && v.d_qk == p.d_qk && v.lean_p == p.lean_p && v.split_p == p.split_p)
+    if (v.schedule == asmgen::Schedule::kWgmma && v.d_qk == p.d_qk && v.lean_p == p.lean_p && v.split_p == p.split_p &&
+        v.vt_prepass == p.vt_prepass)
       return v;
   throw std::logic_error("no wgmma variant for this problem");
 }
@@ -79,11 +81,11 @@ const asmgen::Variant &wgmma_variant_for(const Problem &p) {
 void interpreted_maps(asmgen::Fp8AttentionParams *params, const Problem &p) {
   static_assert(sizeof(asmgen::InterpretedTensorMap) <= sizeof(asmgen::Fp8TensorMap), "a map fits a CUtensorMap's bytes");
   auto fill = [&](asmgen::Fp8TensorMap *dst, uint64_t base, int64_t dim, int64_t heads, int64_t seq_stride,
-                  int64_t head_stride, int64_t batch_stride, uint32_t box) {
+                  int64_t head_stride, int64_t batch_stride, uint32_t box, int64_t rows) {
     asmgen::InterpretedTensorMap m{};
     m.base = base;
     m.dims[0] = uint64_t(dim);
-    m.dims[1] = uint64_t(p.seqlen);
+    m.dims[1] = uint64_t(rows);
     m.dims[2] = uint64_t(heads);
     m.dims[3] = uint64_t(p.batch);
     m.strides[0] = uint64_t(seq_stride);  // one byte per e4m3 element
@@ -98,31 +100,44 @@ void interpreted_maps(asmgen::Fp8AttentionParams *params, const Problem &p) {
   const uint32_t qk_box = uint32_t(asmgen::fp8_qk_block_bytes(int(p.d_qk)));
   const int64_t nheads_k = p.nheads / params->group;
   fill(&params->q_map, params->q, p.d_qk, p.nheads, params->q_seq_stride, params->q_head_stride, params->q_batch_stride,
-       qk_box);
+       qk_box, p.seqlen);
   fill(&params->k_map, params->k, p.d_qk, nheads_k, params->k_seq_stride, params->k_head_stride, params->k_batch_stride,
-       qk_box);
-  fill(&params->v_map, params->v, p.d_v, nheads_k, params->v_seq_stride, params->v_head_stride, params->v_batch_stride,
-       128);
+       qk_box, p.seqlen);
+  if (p.vt_prepass) {  // V^T in the workspace: one row of padded keys per dimension (fp8_vt_layout.h)
+    const int64_t keys = fp8_vt::padded_keys(p.seqlen);
+    fill(&params->v_map, uint64_t(reinterpret_cast<uintptr_t>(p.workspace)), keys, nheads_k, keys,
+         fp8_vt::kVtDims * keys, nheads_k * fp8_vt::kVtDims * keys, 128, fp8_vt::kVtDims);
+  } else {
+    fill(&params->v_map, params->v, p.d_v, nheads_k, params->v_seq_stride, params->v_head_stride,
+         params->v_batch_stride, 128, p.seqlen);
+  }
 }
 
-// Runs the case's kernel on the interpreter (the mma.sync schedule, or the wgmma one where `wgmma`) and
-// checks it against the CPU backend and fp64.
-void run_interpreted(const InterpretedCase &tc, bool wgmma) {
+// What the GPU's pre-pass (src/kernels/fp8_vt_prepass.cu) writes into the workspace, from the layout's
+// definition: V^T per (batch, kv head), keys in P's register order, zeros past seqlen.
+std::vector<uint8_t> host_vt_workspace(const Problem &p) {
+  const int64_t keys = fp8_vt::padded_keys(p.seqlen);
+  std::vector<uint8_t> vt(size_t(fp8_vt::workspace_bytes(p.batch, p.nheads_k, p.seqlen)), 0);
+  const auto *v = static_cast<const uint8_t *>(p.v.ptr);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.nheads_k; ++h)
+      for (int64_t dim = 0; dim < fp8_vt::kVtDims; ++dim)
+        for (int64_t pos = 0; pos < keys; ++pos) {
+          const int64_t key = pos / fp8_vt::kKeyGroup * fp8_vt::kKeyGroup + fp8_vt::key_at(int(pos % fp8_vt::kKeyGroup));
+          if (key < p.seqlen)
+            vt[size_t(((b * p.nheads_k + h) * fp8_vt::kVtDims + dim) * keys + pos)] = v[p.v.offset(b, key, h) + dim];
+        }
+  return vt;
+}
+
+// Runs the case's kernel on the interpreter over h's inputs (the mma.sync schedule, or the wgmma one where
+// `wgmma`, reading V^T from a workspace where `vt_prepass`) into h's poisoned outputs. Returns the grid, or
+// 0 after a failure. `instructions`: executed per lane.
+int interpret(const InterpretedCase &tc, HostAttention &h, bool wgmma, bool vt_prepass, double *instructions) {
   const AttentionShape &sh = tc.shape;
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
-  HostAttention h(sh);
-  ActivationSpec spec;
-  spec.kind = tc.inputs;
-  h.set_inputs(generate_activations(sh.qkv(), spec, seed));
-
-  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
-  h.poison_outputs();
-  ref::attention_cpu_backend(h.problem());
-  const std::vector<double> cpu_out = h.out_values(), cpu_lse = h.lse_values();
-
   std::vector<Job> jobs;
-  ASSERT_EQ(build_job_table(sh.batch, sh.nheads, sh.nheads_k, sh.seqlen, &jobs), ZYFA_STATUS_SUCCESS) << last_error();
+  EXPECT_EQ(build_job_table(sh.batch, sh.nheads, sh.nheads_k, sh.seqlen, &jobs), ZYFA_STATUS_SUCCESS) << last_error();
+  if (jobs.empty()) return 0;
   kernels::Schedule schedule;
   schedule.grid = std::min(tc.grid, int32_t(jobs.size()));
   balance_tail(&jobs, schedule.grid);  // as the plan cache does: single tiles of any index in the last rounds
@@ -130,8 +145,16 @@ void run_interpreted(const InterpretedCase &tc, bool wgmma) {
   schedule.n_jobs = int32_t(jobs.size());
 
   h.poison_outputs();
-  const Problem p = h.problem();
-  ASSERT_TRUE(wgmma ? kernels::fp8_wgmma_attention_supports(p) : kernels::fp8_asm_attention_supports(p));
+  Problem p = h.problem();
+  std::vector<uint8_t> workspace;
+  if (vt_prepass) {
+    workspace = host_vt_workspace(p);
+    p.vt_prepass = true;
+    p.workspace = workspace.data();
+  }
+  const bool supported = wgmma ? kernels::fp8_wgmma_attention_supports(p) : kernels::fp8_asm_attention_supports(p);
+  EXPECT_TRUE(supported);
+  if (!supported) return 0;
   asmgen::Fp8AttentionParams params = kernels::fp8_attention_params(p, schedule);
   if (wgmma) interpreted_maps(&params, p);
   const asmgen::Program prog = wgmma ? asmgen::build_fp8_wgmma_attention(wgmma_variant_for(p))
@@ -145,8 +168,38 @@ void run_interpreted(const InterpretedCase &tc, bool wgmma) {
   interp.add_region(jobs.data(), jobs.size() * sizeof(Job), false);
   for (const std::vector<float> *d : {&h.q_descale, &h.k_descale, &h.v_descale})
     interp.add_region(d->data(), d->size() * sizeof(float), false);
-  ASSERT_EQ(interp.run(schedule.grid, &params), "");
+  if (vt_prepass) interp.add_region(workspace.data(), workspace.size(), false);
+  const std::string failure = interp.run(schedule.grid, &params);
+  EXPECT_EQ(failure, "");
   EXPECT_TRUE(outputs_written(h));
+  *instructions = double(interp.instructions_executed());
+  return failure.empty() ? schedule.grid : 0;
+}
+
+// Fresh inputs of the case's kind into h; returns their seed.
+uint64_t set_case_inputs(const InterpretedCase &tc, HostAttention &h) {
+  const uint64_t seed = fresh_seed();
+  ActivationSpec spec;
+  spec.kind = tc.inputs;
+  h.set_inputs(generate_activations(tc.shape.qkv(), spec, seed));
+  return seed;
+}
+
+// Runs the case's kernel on the interpreter (the mma.sync schedule, or the wgmma one where `wgmma`) and
+// checks it against the CPU backend and fp64.
+void run_interpreted(const InterpretedCase &tc, bool wgmma) {
+  const AttentionShape &sh = tc.shape;
+  HostAttention h(sh);
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(set_case_inputs(tc, h)));
+
+  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
+  h.poison_outputs();
+  ref::attention_cpu_backend(h.problem());
+  const std::vector<double> cpu_out = h.out_values(), cpu_lse = h.lse_values();
+
+  double instructions = 0;
+  const int grid = interpret(tc, h, wgmma, /*vt_prepass=*/false, &instructions);
+  ASSERT_GT(grid, 0);
 
   const std::vector<double> got_out = h.out_values(), got_lse = h.lse_values();
   const ErrorStats out_err = compare_to_reference(got_out, exact.out);
@@ -160,12 +213,11 @@ void run_interpreted(const InterpretedCase &tc, bool wgmma) {
   }
   std::printf("[asmgen interpreted%s] %-40s %-10s grid %d  out rel_rms %.3e (cpu %.3e)  vs cpu %.3e (ratio %.4f)  lse "
               "ratio %.4f  %.2e instructions/lane\n",
-              wgmma ? " wgmma" : "", sh.name().c_str(), activation_kind_name(tc.inputs), schedule.grid, out_err.rel_rms,
-              out_vs_cpu.cpu_err, out_vs_cpu.gpu_cpu, out_vs_cpu.ratio, lse_vs_cpu.ratio,
-              double(interp.instructions_executed()));
+              wgmma ? " wgmma" : "", sh.name().c_str(), activation_kind_name(tc.inputs), grid, out_err.rel_rms,
+              out_vs_cpu.cpu_err, out_vs_cpu.gpu_cpu, out_vs_cpu.ratio, lse_vs_cpu.ratio, instructions);
   if (const char *dir = std::getenv("ZYFA_INTERPRETED_DUMP")) {  // for comparing two emitters' outputs bit for bit
     const std::string path = std::string(dir) + "/" + (wgmma ? "wgmma_" : "") + sh.name() + "_" +
-                             activation_kind_name(tc.inputs) + "_grid" + std::to_string(schedule.grid) + ".bin";
+                             activation_kind_name(tc.inputs) + "_grid" + std::to_string(grid) + ".bin";
     if (FILE *f = std::fopen(path.c_str(), "wb")) {
       std::fwrite(h.out.data(), 1, h.out.size_bytes(), f);
       std::fwrite(h.lse.data(), sizeof(float), h.lse.size(), f);
@@ -229,6 +281,44 @@ std::vector<InterpretedCase> wgmma_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8InterpretedWgmma, ::testing::ValuesIn(wgmma_cases()), case_name);
+
+// The variants that read V^T from the call's workspace (written before the kernel, here by
+// host_vt_workspace) against the ones that transpose V in the kernel, on the same inputs: the same P codes
+// meet the same V^T bytes in the same products, so out and LSE must be the same bits. The cases cover one
+// key (the padded block is almost all zeros), GQA with strides, a last block cut mid-group, and tiles that
+// wrap the rings.
+class Fp8InterpretedWgmmaVt : public ::testing::TestWithParam<InterpretedCase> {};
+
+TEST_P(Fp8InterpretedWgmmaVt, SameBitsAsTheInKernelTransposition) {
+  const InterpretedCase &tc = GetParam();
+  HostAttention h(tc.shape);
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(set_case_inputs(tc, h)));
+  double instructions = 0;
+  ASSERT_GT(interpret(tc, h, /*wgmma=*/true, /*vt_prepass=*/false, &instructions), 0);
+  const auto *out_bytes = static_cast<const uint8_t *>(h.out.data());
+  const std::vector<uint8_t> in_kernel_out(out_bytes, out_bytes + h.out.size_bytes());
+  const std::vector<float> in_kernel_lse = h.lse;
+  const int grid = interpret(tc, h, /*wgmma=*/true, /*vt_prepass=*/true, &instructions);
+  ASSERT_GT(grid, 0);
+  EXPECT_EQ(std::memcmp(h.out.data(), in_kernel_out.data(), in_kernel_out.size()), 0)
+      << "out differs from the in-kernel transposition's";
+  EXPECT_EQ(std::memcmp(h.lse.data(), in_kernel_lse.data(), h.lse.size() * sizeof(float)), 0) << "LSE differs";
+  std::printf("[asmgen interpreted wgmma vt] %-40s %-10s grid %d  %.2e instructions/lane\n", tc.shape.name().c_str(),
+              activation_kind_name(tc.inputs), grid, instructions);
+}
+
+std::vector<InterpretedCase> vt_cases() {
+  std::vector<InterpretedCase> c;
+  for (int64_t d : {128, 192}) {
+    c.push_back({fp8_shape(d, 1, 1, 2, 1, Layout::kBSHD, false, true), 132});
+    c.push_back({fp8_shape(d, 1, 300, 4, 2, Layout::kStrided, true, true), 2});
+    c.push_back({fp8_shape(d, 1, 640, 2, 1, Layout::kBHSD, false, true), 1});
+  }
+  c.push_back({fp8_shape(128, 2, 1000, 2, 1, Layout::kBHSD, true, true), 5, ActivationKind::kStructured});
+  return c;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8InterpretedWgmmaVt, ::testing::ValuesIn(vt_cases()), case_name);
 
 // The emitted program is the same list every time (what the PTX determinism test sees, one level up).
 TEST(Fp8Emitter, SameProgramTwice) {

@@ -84,6 +84,34 @@ def test_fp8_matches_sdpa_fp64_with_every_descale_form(gen, d_qk):
     assert torch.equal(as_floats, out) and torch.equal(expanded, out)
 
 
+def test_fp8_long_sequence_with_workspace_matches_sdpa_fp64_eager_and_replayed(gen):
+    """From group * seqlen = 16K the op gives each FP8 call a workspace (zyfa_attn_workspace_size) from
+    PyTorch's allocator, and the library writes V^T into it before the kernel: eager and graph-replayed
+    calls alike match SDPA in float64 and each other."""
+    batch, seqlen, nheads, nheads_k = 1, 4096, 8, 2
+    q, k, v = (randn(gen, batch, seqlen, h, 128) for h in (nheads, nheads_k, nheads_k))
+    (q8, qs), (k8, ks), (v8, vs) = zyfa.fp8_quantize(q), zyfa.fp8_quantize(k), zyfa.fp8_quantize(v)
+
+    def step():
+        return zyfa.flash_attn_func(q8, k8, v8, causal=True, q_descale=qs, k_descale=ks, v_descale=vs,
+                                    return_lse=True)
+
+    out, lse = step()
+    dequantized = [x8.double() * s.double() for x8, s in ((q8, qs), (k8, ks), (v8, vs))]
+    check_against(out, lse, *sdpa_fp64(*dequantized), FP8_OUT_TOLERANCE, FP8_LSE_TOLERANCE)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = step()
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(captured[0], out) and torch.equal(captured[1], lse)
+
+
 def test_layouts_packed_and_strided_forms_equal_flash_attn_func(gen):
     batch, nheads = 2, 4
     qkv = randn(gen, batch, SEQLEN, 3, nheads, 128)

@@ -70,6 +70,8 @@ class zyfa_attn_desc(ctypes.Structure):
         ("k_descale", zyfa_descale),
         ("v_descale", zyfa_descale),
         ("p_rounding", c_enum),
+        ("workspace", ctypes.c_void_p),
+        ("workspace_bytes", ctypes.c_size_t),
     ]
 
     def __init__(self, **fields):
@@ -120,6 +122,7 @@ FUNCTIONS = [
     ("zyfa_version", ctypes.c_int, []),
     ("zyfa_attn_fwd", c_enum, [ctypes.POINTER(zyfa_attn_desc), ctypes.c_void_p]),
     ("zyfa_attn_prepare", c_enum, [ctypes.POINTER(zyfa_attn_desc), ctypes.c_void_p]),
+    ("zyfa_attn_workspace_size", c_enum, [ctypes.POINTER(zyfa_attn_desc), ctypes.POINTER(ctypes.c_size_t)]),
     ("zyfa_attn_fwd_host", c_enum, [ctypes.POINTER(zyfa_attn_desc)]),
     ("zyfa_quantize_fp8", c_enum, [ctypes.POINTER(zyfa_quantize_desc), ctypes.c_void_p]),
     ("zyfa_quantize_fp8_host", c_enum, [ctypes.POINTER(zyfa_quantize_desc)]),

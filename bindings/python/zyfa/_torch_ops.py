@@ -83,8 +83,17 @@ def fwd(q: Tensor, k: Tensor, v: Tensor, q_descale: Optional[Tensor], k_descale:
                            lse.data_ptr() if return_lse else None, softmax_scale, descales, p_rounding)
     with torch.cuda.device(q.device):
         stream = torch.cuda.current_stream(q.device).cuda_stream
-        # p_rounding picks the FP8 kernel (lean or exact P), so it is part of what prepare loads.
-        _prepare_once(desc, (q.device.index, fp8, d, p_rounding), stream)
+        # The scratch that makes long FP8 calls faster, from PyTorch's allocator on this stream: freed in
+        # stream order after the kernels that use it, and taken from the graph's pool under capture.
+        workspace_bytes = ctypes.c_size_t(0)
+        _lib.check(_lib.lib().zyfa_attn_workspace_size(_desc.byref(desc), ctypes.byref(workspace_bytes)))
+        workspace = None
+        if workspace_bytes.value:
+            workspace = torch.empty(workspace_bytes.value, dtype=torch.uint8, device=q.device)
+            desc.workspace = workspace.data_ptr()
+            desc.workspace_bytes = workspace_bytes.value
+        # p_rounding and the workspace pick the FP8 kernel, so they are part of what prepare loads.
+        _prepare_once(desc, (q.device.index, fp8, d, p_rounding, workspace is not None), stream)
         _lib.check(_lib.lib().zyfa_attn_fwd(_desc.byref(desc), ctypes.c_void_p(stream)))
     return out, lse
 

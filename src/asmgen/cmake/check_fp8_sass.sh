@@ -25,7 +25,7 @@ readonly kLeanExpPerBlock=4
 readonly kPairsPerBlock=32
 readonly kPvQgmmaPerChain=4
 status=0
-while read -r name entry threads smem d_qk d_v lean_p schedule split_p; do
+while read -r name entry threads smem d_qk d_v lean_p schedule split_p _vt_prepass; do
   sass=$("$cuobjdump" -sass "$dir/$name.cubin")
   local_mem=$(grep -cE '\b(LDL|STL)(\.|\s)' <<<"$sass" || true)
   # The key loop: the shortest region [target, branch] of a conditional backward branch that holds a matrix

@@ -120,6 +120,9 @@ pub struct zyfa_attn_desc {
     pub v_descale: zyfa_descale,
     /// FP8 only; BF16 leaves it ZYFA_P_ROUNDING_DEFAULT.
     pub p_rounding: zyfa_p_rounding,
+    /// Optional device scratch that makes some calls faster: zyfa_attn_workspace_size bytes or more.
+    pub workspace: *mut c_void,
+    pub workspace_bytes: usize,
 }
 
 /// ZYFA_ATTN_DESC_INIT: BF16, BSHD, d = 128, causal, no LSE, default softmax scale.
@@ -150,6 +153,8 @@ impl Default for zyfa_attn_desc {
             k_descale: zyfa_descale::default(),
             v_descale: zyfa_descale::default(),
             p_rounding: ZYFA_P_ROUNDING_DEFAULT,
+            workspace: ptr::null_mut(),
+            workspace_bytes: 0,
         }
     }
 }
@@ -219,6 +224,7 @@ extern "C" {
 
     pub fn zyfa_attn_fwd(desc: *const zyfa_attn_desc, stream: *mut c_void) -> zyfa_status;
     pub fn zyfa_attn_prepare(desc: *const zyfa_attn_desc, stream: *mut c_void) -> zyfa_status;
+    pub fn zyfa_attn_workspace_size(desc: *const zyfa_attn_desc, bytes: *mut usize) -> zyfa_status;
     pub fn zyfa_attn_fwd_host(desc: *const zyfa_attn_desc) -> zyfa_status;
 
     pub fn zyfa_quantize_fp8(desc: *const zyfa_quantize_desc, stream: *mut c_void) -> zyfa_status;

@@ -1,0 +1,162 @@
+// FP8 calls given a workspace (zyfa_attn_desc.workspace): the library writes V^T into it and runs the
+// kernel that copies it (src/kernels/fp8_vt_layout.h) instead of transposing V per block. Through the
+// public C API, on fresh inputs: the same bits as the call without a workspace (the same P codes meet the
+// same V^T bytes), fp64 accuracy, a workspace poisoned with e4m3 NaNs (the pre-pass must write the padding
+// past seqlen itself), repeat determinism and CUDA-graph capture.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ref/reference.hpp"
+#include "support/support.hpp"
+#include "zyfa/zyfa.h"
+
+namespace zyfa::test {
+namespace {
+
+// Against fp64: the FP8 kernels' limits (test_fp8_asm_attention.cpp); the sharp check is the bitwise one.
+constexpr double kMaxRelRmsLeanP = 3.6e-2;
+constexpr double kMaxRelRmsExactP = 3.0e-2;
+constexpr unsigned char kE4m3NaN = 0x7f;
+constexpr int kRepeats = 5;
+
+struct VtCase {
+  AttentionShape shape;
+  ActivationKind inputs = ActivationKind::kGaussian;
+};
+
+VtCase vt_case(int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nheads, int64_t nheads_k, Layout layout,
+               ActivationKind inputs = ActivationKind::kGaussian) {
+  AttentionShape s = attention_shape(ZYFA_DTYPE_FP8_E4M3, d_qk, batch, seqlen, nheads, nheads_k, layout);
+  s.with_lse = true;
+  return {s, inputs};
+}
+
+std::string case_name(const ::testing::TestParamInfo<VtCase> &info) {
+  return info.param.shape.name() + "_" + activation_kind_name(info.param.inputs);
+}
+
+class Fp8VtWorkspace : public ::testing::TestWithParam<VtCase> {
+ protected:
+  void SetUp() override { ZYFA_SKIP_WITHOUT_GPU(); }
+};
+
+// One call through the public API; outputs back into the host copy.
+std::string forward(DeviceAttention &dev, const zyfa_attn_desc &desc, cudaStream_t stream) {
+  if (zyfa_status s = zyfa_attn_fwd(&desc, stream))
+    return std::string("zyfa_attn_fwd: ") + zyfa_status_string(s) + " (" + zyfa_last_error() + ")";
+  if (std::string m = cuda_message("cudaStreamSynchronize", cudaStreamSynchronize(stream)); !m.empty()) return m;
+  return dev.download_outputs();
+}
+
+TEST_P(Fp8VtWorkspace, SameBitsAsWithoutOneAndMatchesFp64) {
+  const VtCase &c = GetParam();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  HostAttention h(c.shape);
+  ActivationSpec spec;
+  spec.kind = c.inputs;
+  h.set_inputs(generate_activations(c.shape.qkv(), spec, seed));
+  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
+
+  h.poison_outputs();
+  DeviceAttention dev(h);
+  ASSERT_EQ(dev.status(), "");
+  zyfa_attn_desc desc = dev.desc();
+  size_t bytes = 0;
+  ASSERT_EQ(zyfa_attn_workspace_size(&desc, &bytes), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  ASSERT_GT(bytes, 0u) << "the library gives this FP8 problem no workspace";
+  ASSERT_EQ(forward(dev, desc, nullptr), "");
+  ASSERT_TRUE(outputs_written(h));
+  const OutputSnapshot in_kernel(h);
+
+  DeviceBuffer workspace;
+  ASSERT_EQ(workspace.allocate(bytes), "");
+  ASSERT_EQ(cuda_message("cudaMemset", cudaMemset(workspace.get(), kE4m3NaN, bytes)), "");
+  desc.workspace = workspace.get();
+  desc.workspace_bytes = bytes;
+  h.poison_outputs();
+  DeviceAttention dev2(h);  // poisoned outputs again
+  ASSERT_EQ(dev2.status(), "");
+  zyfa_attn_desc desc2 = dev2.desc();
+  desc2.workspace = desc.workspace;
+  desc2.workspace_bytes = desc.workspace_bytes;
+  ASSERT_EQ(zyfa_attn_prepare(&desc2, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  ASSERT_EQ(forward(dev2, desc2, nullptr), "");
+  EXPECT_TRUE(outputs_written(h));
+  EXPECT_TRUE(in_kernel.matches(h)) << "out or LSE differs from the call without a workspace";
+  const ErrorStats err = compare_to_reference(h.out_values(), exact.out);
+  EXPECT_TRUE(within_rel_rms(err, c.shape.lean_p() ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
+
+  int differing = 0;
+  for (int i = 0; i < kRepeats; ++i) {
+    h.poison_outputs();
+    ASSERT_EQ(forward(dev2, desc2, nullptr), "");
+    differing += !in_kernel.matches(h);
+  }
+  EXPECT_EQ(differing, 0);
+  std::printf("[fp8 vt workspace] %-48s %zu bytes  out rel_rms %.3e  %d of %d repeats differing  seed %llu\n",
+              case_name({c, 0}).c_str(), bytes, err.rel_rms, differing, kRepeats, (unsigned long long)seed);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Fp8VtWorkspace,
+    ::testing::Values(vt_case(128, 1, 4097, 8, 2, Layout::kBSHD),                      // GQA 4:1, a block cut mid-group
+                      vt_case(192, 2, 4100, 4, 1, Layout::kBHSD, ActivationKind::kStructured),  // MQA, two batches
+                      vt_case(128, 1, 8191, 8, 1, Layout::kStrided, ActivationKind::kOutlier),  // gaps in every tensor
+                      vt_case(192, 1, 16384, 2, 1, Layout::kBSHD)),
+    case_name);
+
+// Captured after prepare with the workspace and replayed over a NaN-filled workspace and poisoned outputs:
+// the replay writes V^T again and gives the direct call's bits.
+TEST(Fp8VtWorkspaceGraph, ReplayMatchesTheDirectCall) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  const VtCase c = vt_case(128, 1, 5000, 4, 1, Layout::kBSHD);
+  HostAttention h(c.shape);
+  h.set_inputs(generate_activations(c.shape.qkv(), ActivationSpec{}, seed));
+  h.poison_outputs();
+  DeviceAttention dev(h);
+  ASSERT_EQ(dev.status(), "");
+  zyfa_attn_desc desc = dev.desc();
+  size_t bytes = 0;
+  ASSERT_EQ(zyfa_attn_workspace_size(&desc, &bytes), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  ASSERT_GT(bytes, 0u);
+  DeviceBuffer workspace;
+  ASSERT_EQ(workspace.allocate(bytes), "");
+  desc.workspace = workspace.get();
+  desc.workspace_bytes = bytes;
+
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cuda_message("cudaStreamCreate", cudaStreamCreate(&stream)), "");
+  ASSERT_EQ(zyfa_attn_prepare(&desc, stream), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cuda_message("cudaStreamBeginCapture", cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal)), "");
+  const zyfa_status captured = zyfa_attn_fwd(&desc, stream);
+  ASSERT_EQ(cuda_message("cudaStreamEndCapture", cudaStreamEndCapture(stream, &graph)), "");
+  ASSERT_EQ(captured, ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  ASSERT_EQ(cuda_message("cudaGraphInstantiate", cudaGraphInstantiate(&exec, graph, 0)), "");
+
+  ASSERT_EQ(forward(dev, desc, stream), "");  // the direct call
+  ASSERT_TRUE(outputs_written(h));
+  const OutputSnapshot direct(h);
+  ASSERT_EQ(cuda_message("cudaMemset workspace", cudaMemset(workspace.get(), kE4m3NaN, bytes)), "");
+  ASSERT_EQ(cuda_message("cudaMemset out", cudaMemset(const_cast<void *>(desc.out), 0xff, h.out.size_bytes())), "");
+  ASSERT_EQ(cuda_message("cudaMemset lse", cudaMemset(desc.lse, 0xff, h.lse.size() * sizeof(float))), "");
+  ASSERT_EQ(cuda_message("cudaGraphLaunch", cudaGraphLaunch(exec, stream)), "");
+  ASSERT_EQ(cuda_message("cudaStreamSynchronize", cudaStreamSynchronize(stream)), "");
+  ASSERT_EQ(dev.download_outputs(), "");
+  EXPECT_TRUE(outputs_written(h));
+  EXPECT_TRUE(direct.matches(h)) << "the replay differs from the direct call";
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+}  // namespace zyfa::test
