@@ -56,6 +56,21 @@ constexpr int kRegisterFile = 65536;
 constexpr int kLaunchRegisters = (kRegisterFile / kThreads) / 8 * 8;
 static_assert(kProducerRegisters + kConsumers * kConsumerRegisters <= (1 + kConsumers) * kLaunchRegisters,
               "the three warpgroups' budgets must fit the registers the launch allocated");
+// A producer that only copies (vt_prepass: one thread issues TMA) needs the least setmaxnreg allows, and the
+// consumers can take the rest. Measured on the H200 (bench/NOTES.md, session 16): 1.03x at mha-d192 4K and
+// 16K, but 0.988-0.993x at gqa-d128 4K-16K, where ptxas schedules the consumer worse at 240; so d_qk = 192
+// only.
+constexpr int kCopyProducerRegisters = 24;
+constexpr int kWideConsumerRegisters = 240;
+static_assert(kCopyProducerRegisters + kConsumers * kWideConsumerRegisters <= (1 + kConsumers) * kLaunchRegisters,
+              "the three warpgroups' budgets must fit the registers the launch allocated");
+struct RegisterBudget {
+  int producer, consumer;
+};
+constexpr RegisterBudget register_budget(bool vt_prepass, int d_qk) {
+  return vt_prepass && d_qk == 192 ? RegisterBudget{kCopyProducerRegisters, kWideConsumerRegisters}
+                                   : RegisterBudget{kProducerRegisters, kConsumerRegisters};
+}
 
 // ---- the products
 constexpr int kRowsPerConsumer = nx::kQueryTile / kConsumers;  // 64: the M of wgmma

@@ -184,7 +184,8 @@ Program build_fp8_wgmma_attention(const Variant &v) {
     auto g = b.unless(is_producer);
     b.bra(consumers);
   }
-  b.setmaxnreg(/*grow=*/false, fp8w::kProducerRegisters);
+  const fp8w::RegisterBudget budget = fp8w::register_budget(v.vt_prepass, v.d_qk);
+  b.setmaxnreg(/*grow=*/false, budget.producer);
   e.producer_setup();
   if (v.vt_prepass) {  // only thread 0 has work, the copies: warps 1-3 leave (whole warps exit together)
     const Reg idle = b.temp(Type::kPred, "idle_warp");
@@ -195,7 +196,7 @@ Program build_fp8_wgmma_attention(const Variant &v) {
   b.exit();
 
   b.place(consumers);
-  b.setmaxnreg(/*grow=*/true, fp8w::kConsumerRegisters);
+  b.setmaxnreg(/*grow=*/true, budget.consumer);
   e.consumer_setup();
   e.for_each_tile([&] { e.consumer_tile(); });
   b.exit();
