@@ -35,8 +35,9 @@ zyfa_status zyfa_go_quantize_fp8_host(const zyfa_quantize_desc *shape, const voi
 
 zyfa_status zyfa_go_attn_fwd(const zyfa_attn_desc *shape, uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t out,
                              uintptr_t lse, uintptr_t q_descale, uintptr_t k_descale, uintptr_t v_descale,
-                             uintptr_t stream) {
+                             uintptr_t workspace, uintptr_t stream) {
   zyfa_attn_desc desc = *shape;
+  desc.workspace = (void *)workspace;
   desc.q = (const void *)q;
   desc.k = (const void *)k;
   desc.v = (const void *)v;

@@ -20,7 +20,7 @@ zyfa_status zyfa_go_quantize_fp8_host(const zyfa_quantize_desc *shape, const voi
 /* Device memory; a non-zero *_descale replaces that descale's ptr. */
 zyfa_status zyfa_go_attn_fwd(const zyfa_attn_desc *shape, uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t out,
                              uintptr_t lse, uintptr_t q_descale, uintptr_t k_descale, uintptr_t v_descale,
-                             uintptr_t stream);
+                             uintptr_t workspace, uintptr_t stream);
 zyfa_status zyfa_go_attn_prepare(const zyfa_attn_desc *shape, uintptr_t stream);
 zyfa_status zyfa_go_quantize_fp8(const zyfa_quantize_desc *shape, uintptr_t src, uintptr_t dst, uintptr_t descale,
                                  uintptr_t stream);

@@ -19,13 +19,17 @@ type DeviceDescale struct {
 }
 
 // DeviceTensors are the device addresses of one call in the shape's layout; LSE may be 0. For FP8 set
-// FP8 and the three descales.
+// FP8 and the three descales. Workspace (optional) is device scratch of WorkspaceBytes, at least
+// WorkspaceSize, 256-byte aligned, that makes long FP8 calls faster: the call writes V transposed into it
+// and its kernel copies that instead of transposing every V block (the same output bits).
 type DeviceTensors struct {
 	Q, K, V, Out, LSE DevicePtr
 	FP8               bool
 	QDescale          DeviceDescale
 	KDescale          DeviceDescale
 	VDescale          DeviceDescale
+	Workspace         DevicePtr
+	WorkspaceBytes    uint64
 }
 
 // ForwardDevice launches one causal attention on the current CUDA device, asynchronous on stream.
@@ -37,12 +41,22 @@ func (a *Attention) ForwardDevice(t DeviceTensors, stream Stream) error {
 	return call(func() C.zyfa_status {
 		return C.zyfa_go_attn_fwd(&desc, C.uintptr_t(t.Q), C.uintptr_t(t.K), C.uintptr_t(t.V), C.uintptr_t(t.Out),
 			C.uintptr_t(t.LSE), C.uintptr_t(t.QDescale.Ptr), C.uintptr_t(t.KDescale.Ptr), C.uintptr_t(t.VDescale.Ptr),
-			C.uintptr_t(stream))
+			C.uintptr_t(t.Workspace), C.uintptr_t(stream))
 	})
 }
 
+// WorkspaceSize is the workspace bytes a ForwardDevice of this shape can use with t's precision (its FP8
+// flag and descale kinds): 0 where none makes it faster (BF16, FP8 where (NHeads / NHeadsK) * Seqlen is
+// below 16K, split P). It touches no device.
+func (a *Attention) WorkspaceSize(t DeviceTensors) (uint64, error) {
+	desc := a.deviceDescriptor(&t)
+	var bytes C.size_t
+	err := call(func() C.zyfa_status { return C.zyfa_attn_workspace_size(&desc, &bytes) })
+	return uint64(bytes), err
+}
+
 // Prepare builds this shape's plan on the current device, so that a later ForwardDevice can be captured
-// in a CUDA graph. Only t's FP8 flag and descale kinds matter here.
+// in a CUDA graph. Only t's FP8 flag, descale kinds and WorkspaceBytes matter here.
 func (a *Attention) Prepare(t DeviceTensors, stream Stream) error {
 	desc := a.deviceDescriptor(&t)
 	return call(func() C.zyfa_status { return C.zyfa_go_attn_prepare(&desc, C.uintptr_t(stream)) })
@@ -53,6 +67,7 @@ func (a *Attention) deviceDescriptor(t *DeviceTensors) C.zyfa_attn_desc {
 		return a.descriptor(C.ZYFA_DTYPE_BF16)
 	}
 	desc := a.descriptor(C.ZYFA_DTYPE_FP8_E4M3)
+	desc.workspace_bytes = C.size_t(t.WorkspaceBytes)
 	desc.q_descale = deviceDescale(t.QDescale)
 	desc.k_descale = deviceDescale(t.KDescale)
 	desc.v_descale = deviceDescale(t.VDescale)

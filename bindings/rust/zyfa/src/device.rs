@@ -49,7 +49,31 @@ pub struct DeviceTensors {
     pub lse: *mut f32,
 }
 
+/// Device scratch that makes long FP8 calls faster: at least [`Attention::workspace_size`] bytes of device
+/// memory, 256-byte aligned. The call writes V transposed into it first, and its kernel copies that instead of
+/// transposing every V block; the output bits are the same as without one.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceWorkspace {
+    pub ptr: *mut c_void,
+    pub bytes: usize,
+}
+
+impl DeviceWorkspace {
+    /// No workspace: the call transposes V in its kernel.
+    pub const NONE: DeviceWorkspace = DeviceWorkspace { ptr: std::ptr::null_mut(), bytes: 0 };
+}
+
 impl Attention {
+    /// The workspace bytes a GPU call of this shape and precision can use: 0 where none makes it faster
+    /// (BF16, FP8 where (nheads / nheads_k) * seqlen is below 16K, split P). Touches no device.
+    pub fn workspace_size(&self, precision: DevicePrecision) -> Result<usize> {
+        let desc = self.precision_descriptor(precision);
+        let mut bytes = 0usize;
+        // SAFETY: both pointers are to live locals; the library reads the descriptor and writes `bytes`.
+        check(unsafe { sys::zyfa_attn_workspace_size(&desc, &mut bytes) })?;
+        Ok(bytes)
+    }
+
     /// Launches one causal attention on the current CUDA device, asynchronous on `stream`.
     ///
     /// # Safety
@@ -60,12 +84,31 @@ impl Attention {
     /// - out and lse do not overlap each other or any input (the library refuses overlaps it can see);
     /// - `stream` is null or a live `cudaStream_t` of the current device.
     pub unsafe fn forward_device(&self, precision: DevicePrecision, tensors: &DeviceTensors, stream: Stream) -> Result<()> {
+        self.forward_device_with_workspace(precision, tensors, DeviceWorkspace::NONE, stream)
+    }
+
+    /// [`Attention::forward_device`] with a workspace ([`DeviceWorkspace::NONE`] for none). A workspace
+    /// smaller than [`Attention::workspace_size`] is `Status::BadArgument`.
+    ///
+    /// # Safety
+    /// As [`Attention::forward_device`], and: the workspace (when its bytes are above 0) is device memory of
+    /// the current device that nothing else reads or writes until the launch completes on `stream`, and
+    /// that overlaps no tensor.
+    pub unsafe fn forward_device_with_workspace(
+        &self,
+        precision: DevicePrecision,
+        tensors: &DeviceTensors,
+        workspace: DeviceWorkspace,
+        stream: Stream,
+    ) -> Result<()> {
         let desc = sys::zyfa_attn_desc {
             q: tensors.q,
             k: tensors.k,
             v: tensors.v,
             out: tensors.out,
             lse: tensors.lse,
+            workspace: workspace.ptr,
+            workspace_bytes: workspace.bytes,
             ..self.precision_descriptor(precision)
         };
         check(sys::zyfa_attn_fwd(&desc, stream))
@@ -77,7 +120,17 @@ impl Attention {
     /// # Safety
     /// `stream` is null or a live `cudaStream_t` of the current device.
     pub unsafe fn prepare(&self, precision: DevicePrecision, stream: Stream) -> Result<()> {
-        check(sys::zyfa_attn_prepare(&self.precision_descriptor(precision), stream))
+        self.prepare_with_workspace_bytes(precision, 0, stream)
+    }
+
+    /// [`Attention::prepare`] for calls that will pass a workspace of `workspace_bytes`: the workspace picks
+    /// the kernel, so a call to be captured needs its prepare to know it.
+    ///
+    /// # Safety
+    /// `stream` is null or a live `cudaStream_t` of the current device.
+    pub unsafe fn prepare_with_workspace_bytes(&self, precision: DevicePrecision, workspace_bytes: usize, stream: Stream) -> Result<()> {
+        let desc = sys::zyfa_attn_desc { workspace_bytes, ..self.precision_descriptor(precision) };
+        check(sys::zyfa_attn_prepare(&desc, stream))
     }
 
     fn precision_descriptor(&self, precision: DevicePrecision) -> sys::zyfa_attn_desc {

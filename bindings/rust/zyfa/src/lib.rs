@@ -23,7 +23,7 @@ mod quantize;
 use zyfa_sys as sys;
 
 pub use attention::{Attention, AttentionBuilder, Layout, PRounding, Strides};
-pub use device::{DeviceDescale, DevicePrecision, DeviceTensors, Stream};
+pub use device::{DeviceDescale, DevicePrecision, DeviceTensors, DeviceWorkspace, Stream};
 pub use error::{Error, Result, Status};
 pub use host::{HostDescale, HostDescales};
 pub use quantize::{Quantize, Rotation};

@@ -1,0 +1,43 @@
+package zyfa
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// The workspace of GPU calls, on any machine: the bytes each precision gets, and a workspace that is too
+// small refused with a typed error naming workspace_bytes before any device is touched.
+func TestWorkspaceSizeAndAShortWorkspaceIsRefused(t *testing.T) {
+	const seqlen, nheads, nheadsK, d = 8192, 4, 2, 128
+	a := &Attention{Batch: 1, Seqlen: seqlen, NHeads: nheads, NHeadsK: nheadsK}
+	fp8 := DeviceTensors{FP8: true, QDescale: DeviceDescale{Value: 1}, KDescale: DeviceDescale{Value: 1},
+		VDescale: DeviceDescale{Value: 1}}
+	bytes, err := a.WorkspaceSize(fp8)
+	if err != nil || bytes != nheadsK*d*seqlen { // one V^T per kv head: 128 rows of whole 128-key blocks
+		t.Fatalf("FP8 workspace size %d, %v; want %d", bytes, err, nheadsK*d*seqlen)
+	}
+	if bf16, err := a.WorkspaceSize(DeviceTensors{}); err != nil || bf16 != 0 {
+		t.Fatalf("BF16 workspace size %d, %v; want 0", bf16, err)
+	}
+	// Host buffers stand in for device memory: validation refuses the call before it reaches a device.
+	q, kv := make([]uint8, seqlen*nheads*d), make([]uint8, seqlen*nheadsK*d)
+	out := make([]uint16, seqlen*nheads*d)
+	scratch := make([]uint8, bytes+256)
+	addr := func(p unsafe.Pointer) DevicePtr { return DevicePtr(uintptr(p)) }
+	fp8.Q, fp8.K, fp8.V, fp8.Out = addr(unsafe.Pointer(&q[0])), addr(unsafe.Pointer(&kv[0])),
+		addr(unsafe.Pointer(&kv[0])), addr(unsafe.Pointer(&out[0]))
+	fp8.Workspace = (addr(unsafe.Pointer(&scratch[0])) + 255) &^ 255
+	fp8.WorkspaceBytes = bytes - 1
+	err = a.ForwardDevice(fp8, 0)
+	var zerr *Error
+	if !errors.Is(err, ErrBadArgument) || !errors.As(err, &zerr) || !strings.Contains(zerr.Message, "workspace_bytes") {
+		t.Fatalf("got %v, want ErrBadArgument naming workspace_bytes", err)
+	}
+	for i, x := range out {
+		if x != 0 {
+			t.Fatalf("a refused call wrote out[%d]", i)
+		}
+	}
+}
