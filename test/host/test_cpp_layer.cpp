@@ -36,6 +36,20 @@ TEST(CppLayer, BuilderFillsTheDescriptor) {
   EXPECT_EQ(attn.desc().p_rounding, ZYFA_P_ROUNDING_DEFAULT);
 }
 
+// workspace_size() asks the library (FP8 from group * seqlen = 16K: one V^T per kv head, whole 128-key
+// blocks); workspace() fills both fields.
+TEST(CppLayer, WorkspaceSizeAndFields) {
+  zyfa::Attention attn;
+  attn.shape(1, 8192, 8, 2);
+  EXPECT_EQ(attn.workspace_size(), 0u);  // BF16
+  attn.fp8(zyfa::Descale::host(1.0f), zyfa::Descale::host(1.0f), zyfa::Descale::host(1.0f));
+  EXPECT_EQ(attn.workspace_size(), size_t(2 * 128 * 8192));
+  int scratch = 0;
+  attn.workspace(&scratch, 12345);
+  EXPECT_EQ(attn.desc().workspace, &scratch);
+  EXPECT_EQ(attn.desc().workspace_bytes, 12345u);
+}
+
 TEST(CppLayer, ErrorsThrowWithStatusAndMessage) {
   zyfa::Attention attn;
   attn.shape(1, 0, 1, 1);
