@@ -52,6 +52,18 @@ std::string forward(DeviceAttention &dev, const zyfa_attn_desc &desc, cudaStream
   return dev.download_outputs();
 }
 
+// The descriptor over dev's buffers and the workspace bytes the library gives it, which these cases need
+// above 0.
+::testing::AssertionResult describe_with_workspace_size(const DeviceAttention &dev, zyfa_attn_desc *desc,
+                                                        size_t *bytes) {
+  if (!dev.status().empty()) return ::testing::AssertionFailure() << dev.status();
+  *desc = dev.desc();
+  if (zyfa_status s = zyfa_attn_workspace_size(desc, bytes))
+    return ::testing::AssertionFailure() << zyfa_status_string(s) << ": " << zyfa_last_error();
+  if (*bytes == 0) return ::testing::AssertionFailure() << "the library gives this FP8 problem no workspace";
+  return ::testing::AssertionSuccess();
+}
+
 TEST_P(Fp8VtWorkspace, SameBitsAsWithoutOneAndMatchesFp64) {
   const VtCase &c = GetParam();
   const uint64_t seed = fresh_seed();
@@ -64,11 +76,9 @@ TEST_P(Fp8VtWorkspace, SameBitsAsWithoutOneAndMatchesFp64) {
 
   h.poison_outputs();
   DeviceAttention dev(h);
-  ASSERT_EQ(dev.status(), "");
-  zyfa_attn_desc desc = dev.desc();
+  zyfa_attn_desc desc;
   size_t bytes = 0;
-  ASSERT_EQ(zyfa_attn_workspace_size(&desc, &bytes), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-  ASSERT_GT(bytes, 0u) << "the library gives this FP8 problem no workspace";
+  ASSERT_TRUE(describe_with_workspace_size(dev, &desc, &bytes));
   ASSERT_EQ(forward(dev, desc, nullptr), "");
   ASSERT_TRUE(outputs_written(h));
   const OutputSnapshot in_kernel(h);
@@ -121,11 +131,9 @@ TEST(Fp8VtWorkspaceGraph, ReplayMatchesTheDirectCall) {
   h.set_inputs(generate_activations(c.shape.qkv(), ActivationSpec{}, seed));
   h.poison_outputs();
   DeviceAttention dev(h);
-  ASSERT_EQ(dev.status(), "");
-  zyfa_attn_desc desc = dev.desc();
+  zyfa_attn_desc desc;
   size_t bytes = 0;
-  ASSERT_EQ(zyfa_attn_workspace_size(&desc, &bytes), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-  ASSERT_GT(bytes, 0u);
+  ASSERT_TRUE(describe_with_workspace_size(dev, &desc, &bytes));
   DeviceBuffer workspace;
   ASSERT_EQ(workspace.allocate(bytes), "");
   desc.workspace = workspace.get();

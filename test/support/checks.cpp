@@ -10,6 +10,13 @@ namespace zyfa::test {
   return ::testing::AssertionFailure() << h.shape().name() << ": " << c.describe();
 }
 
+::testing::AssertionResult prepare_passes_validation(const zyfa_attn_desc &desc) {
+  const zyfa_status s = zyfa_attn_prepare(&desc, nullptr);
+  if (s == ZYFA_STATUS_SUCCESS || s == ZYFA_STATUS_NO_DEVICE || s == ZYFA_STATUS_UNSUPPORTED_DEVICE)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << zyfa_status_string(s) << ": " << zyfa_last_error();
+}
+
 ::testing::AssertionResult within_rel_rms(const ErrorStats &e, double max_rel_rms) {
   if (e.count > 0 && e.nonfinite == 0 && e.rel_rms <= max_rel_rms) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << e.describe() << ", limit rel_rms " << max_rel_rms;

@@ -20,6 +20,10 @@ namespace zyfa::test {
 // rel_rms <= max_rel_rms with every value finite.
 ::testing::AssertionResult within_rel_rms(const ErrorStats &e, double max_rel_rms);
 
+// zyfa_attn_prepare of `desc` got past validation: it succeeded, or (on a machine without a Hopper GPU)
+// stopped at the device check.
+::testing::AssertionResult prepare_passes_validation(const zyfa_attn_desc &desc);
+
 // The bits of a call's outputs (out and LSE), to compare later calls with.
 class OutputSnapshot {
  public:
