@@ -167,13 +167,14 @@ typedef struct zyfa_attn_desc {
   zyfa_descale v_descale;
   zyfa_p_rounding p_rounding;   /* FP8 only: BF16 must leave it DEFAULT. A struct_size that ends before this
                                    field (the first layout, up to v_descale) reads as DEFAULT */
-  /* Optional scratch in device memory that lets a call run faster. zyfa_attn_workspace_size gives
-   * the bytes a problem can use: where that is above 0 and workspace_bytes is at least that, the call
-   * writes V into it first in the layout its kernel reads (FP8 at long sequences: the kernel then skips
-   * transposing every V block). Calls that may run at the same time need workspaces of their own.
-   * zyfa_attn_prepare reads workspace_bytes (not the pointer) to pick the kernel. workspace_bytes = 0 (the default,
-   * and what a struct_size that ends before it reads as) runs without. A workspace smaller than the
-   * problem needs is an error, not a slower call. */
+  /* Optional scratch in device memory that makes a call faster (appended after p_rounding).
+   * zyfa_attn_workspace_size gives the bytes a problem can use; where that is above 0 and workspace_bytes
+   * is at least that, the call first writes V into the workspace in the layout its kernel reads (FP8: the
+   * kernel then copies V^T instead of transposing every V block), with the same output bits as without.
+   * workspace_bytes = 0 (the default, and what a struct_size ending before it reads as) runs without; a
+   * workspace smaller than the problem uses is an error, not a slower call. zyfa_attn_prepare reads
+   * workspace_bytes (not the pointer) to pick the kernel. Calls that may run at the same time need
+   * workspaces of their own. */
   void *workspace;              /* 256-byte aligned; must not overlap any tensor */
   size_t workspace_bytes;
   /* New fields go here, and only here. */
@@ -200,10 +201,12 @@ ZYFA_API zyfa_status zyfa_attn_fwd(const zyfa_attn_desc *desc, void *stream);
  * (zyfa_plan_cache_set_capacity), so prepare right before capturing when many shapes are in use. */
 ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream);
 
-/* The workspace bytes a zyfa_attn_fwd of `desc` can use (zyfa_attn_desc.workspace): 0 where it runs no
- * faster with one (BF16, short FP8 sequences, P roundings or strides its fast kernel does not take). Depends
- * on the shape, the dtype, the P rounding and the strides only: pointers may be NULL. Host only: it
- * launches nothing. */
+/* The workspace bytes a zyfa_attn_fwd of `desc` can use (zyfa_attn_desc.workspace): for FP8 with the
+ * default P rounding where (nheads / nheads_k) * seqlen >= 16384 and q, k, v are TMA-mappable, one V^T per
+ * (batch, kv head) of 128 x seqlen bytes (seqlen rounded up to 128); 0 elsewhere (BF16, shorter FP8
+ * problems, exact P at d_qk = 128, split P), where a workspace would not make the call faster. Depends on
+ * the shape, the dtype, the P rounding and the strides only: pointers may be NULL, and the workspace fields
+ * are not read. Host only: it launches nothing. */
 ZYFA_API zyfa_status zyfa_attn_workspace_size(const zyfa_attn_desc *desc, size_t *bytes);
 
 /* The CPU backend: the same descriptor over host memory, the same algorithm and numerics as the GPU
