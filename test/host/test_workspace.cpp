@@ -74,7 +74,9 @@ TEST(Workspace, SizeFollowsDtypeRoundingAndShape) {
   EXPECT_EQ(workspace_size(d), 0u);
   d.d_qk = 128;
   d.p_rounding = ZYFA_P_ROUNDING_DEFAULT;
-  d.seqlen = kLong / 2 - 1;  // group * seqlen below 16K: the pre-pass would cost more than it saves
+  d.seqlen = kLong - 1;  // group * seqlen = 16382, just below 16K: the pre-pass would cost more than it saves
+  EXPECT_EQ(workspace_size(d), 0u);
+  d.seqlen = kLong / 2 - 1;
   EXPECT_EQ(workspace_size(d), 0u);
   d.nheads = 4 * kH;  // four times the queries per V row
   EXPECT_EQ(workspace_size(d), vt_bytes(1, kHk, kLong / 2 - 1));
