@@ -125,9 +125,10 @@ bool gpu_present() {
     }                                                                                          \
   } while (0)
 
-// Runs `iters` calls on the GPU; leaves the last call's output in `desc`'s host buffers. Returns ms/call.
+// Runs `iters` calls on the GPU; leaves the last call's output in `desc`'s host buffers. Returns ms/call and
+// the workspace bytes the calls were given.
 bool run_gpu(const zyfa_attn_desc &host_desc, const HostTensor *in[3], std::vector<uint16_t> *out,
-             std::vector<float> *lse, int iters, double *ms_per_call) {
+             std::vector<float> *lse, int iters, double *ms_per_call, size_t *workspace_used) {
   zyfa_attn_desc d = host_desc;
   void *buf[3] = {};
   for (int i = 0; i < 3; ++i) {
@@ -158,6 +159,7 @@ bool run_gpu(const zyfa_attn_desc &host_desc, const HostTensor *in[3], std::vect
   if (workspace_bytes > 0) CUDA_OK(cudaMalloc(&workspace, workspace_bytes));
   d.workspace = workspace;
   d.workspace_bytes = workspace_bytes;
+  *workspace_used = workspace_bytes;
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
   zyfa_status s = zyfa_attn_prepare(&d, stream);
@@ -244,9 +246,10 @@ int main(int argc, char **argv) {
   const bool on_gpu = !o.cpu && gpu_present();
   if (!o.cpu && !on_gpu) std::printf("no GPU found: running the CPU backend instead\n");
   double ms = 0;
+  size_t workspace_bytes = 0;  // given to the GPU calls (zyfa_attn_workspace_size); the CPU backend takes none
   if (on_gpu) {
     const HostTensor *in[3] = {&q, &k, &v};
-    if (!run_gpu(d, in, &out, o.lse ? &lse : nullptr, o.iters, &ms)) return 1;
+    if (!run_gpu(d, in, &out, o.lse ? &lse : nullptr, o.iters, &ms, &workspace_bytes)) return 1;
   } else {
     const auto t0 = std::chrono::steady_clock::now();
     if (zyfa_status s = zyfa_attn_fwd_host(&d)) {
@@ -289,7 +292,8 @@ int main(int argc, char **argv) {
               (long long)o.d_qk, (long long)o.d_v, o.layout.c_str(), (unsigned long long)o.seed);
   std::printf("rel_rms_err %.3e (tolerance %.1e)  max_abs_err %.3e  lse_max_err %.3e  unwritten %lld\n", rel_rms,
               tolerance, max_abs, lse_max, (long long)unwritten);
-  std::printf("time %.4f ms/call  %.4g TFLOP/s (B*H*S^2*(d_qk+d_v))\n", ms, tflops);
+  std::printf("time %.4f ms/call  %.4g TFLOP/s (B*H*S^2*(d_qk+d_v))  workspace %zu bytes\n", ms, tflops,
+              workspace_bytes);
   const bool ok = rel_rms <= tolerance && unwritten == 0 && std::isfinite(max_abs);
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
