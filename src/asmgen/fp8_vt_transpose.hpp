@@ -5,7 +5,8 @@
 // the block contiguous. P arrives in the registers of the S accumulator, whose thread t of a quad holds keys
 // {2t, 2t+1, 8+2t, 9+2t} of every 16; the A operand of a k32 step expects keys {4t .. 4t+3} of every 16 in
 // one register. Rather than move bytes between threads, V^T stores its keys in that order: logical position
-// 4t + j of each 16 holds key 8 (j / 2) + 2t + j % 2. ldmatrix.trans of V (as pairs of dimensions) hands
+// 4t + j of each 16 holds key 8 (j / 2) + 2t + j % 2 (fp8_vt::key_at, src/kernels/fp8_vt_layout.h, which the
+// workspace's V^T of the vt_prepass variants follows too). ldmatrix.trans of V (as pairs of dimensions) hands
 // thread (j = lane / 4, t = lane % 4) the bytes {V[2t][2j], V[2t][2j+1], V[2t+1][2j], V[2t+1][2j+1]} of an
 // 8-key block; two such blocks (keys +0 and +8) give, by one PRMT each, the four bytes of V^T rows 2j and
 // 2j + 1 at logical positions 4t .. 4t+3.

@@ -12,6 +12,7 @@
 #include "asmgen/builder.hpp"
 #include "asmgen/fp8_vt_transpose.hpp"
 #include "asmgen/interpreter.hpp"
+#include "kernels/fp8_vt_layout.h"
 
 namespace zyfa::asmgen::fp8w {
 namespace {
@@ -84,9 +85,8 @@ TEST(VtTranspose, EveryByteOfVtIsTheVByteItsLayoutNames) {
   int mismatches = 0;
   for (int dim = 0; dim < kVtDims; ++dim)            // a V^T row
     for (int group = 0; group < numerics::kKeyBlock / 16; ++group)
-      for (int pos = 0; pos < 16; ++pos) {           // logical position 4 t + j holds key 8 (j / 2) + 2 t + j % 2
-        const int t = pos / 4, j = pos % 4;
-        const int key = 16 * group + 8 * (j / 2) + 2 * t + j % 2;
+      for (int pos = 0; pos < 16; ++pos) {           // the layout the workspace's V^T has too
+        const int key = 16 * group + fp8_vt::key_at(pos);
         const uint8_t want = v_smem[swizzled(key, dim)];
         const uint8_t got = vt_smem[swizzled(dim, 16 * group + pos)];
         if (got != want && ++mismatches <= 5) {
