@@ -59,10 +59,9 @@ bool within_kernel_limits(const Problem &p) {
   return p.fp8() && p.seqlen <= kMaxSeqlen && p.nheads <= kMaxHeads && p.out_rows_in_chunks();
 }
 
-const CodeObject *code_object(const Problem &p, bool wgmma, bool vt_prepass) {
-  return find_fp8_code_object(int(p.d_qk), int(p.d_v), p.lean_p, p.split_p, wgmma, vt_prepass);
+const CodeObject *code_object(const Problem &p, bool wgmma) {
+  return find_fp8_code_object(int(p.d_qk), int(p.d_v), p.lean_p, p.split_p, wgmma, wgmma && p.vt_prepass);
 }
-const CodeObject *code_object(const Problem &p, bool wgmma) { return code_object(p, wgmma, wgmma && p.vt_prepass); }
 
 // Where a call writes V^T into a workspace: the pre-pass reads and writes V once, while the kernel's
 // transposition costs a fixed share of the attention's work (3-5% at long sequences), which grows with
@@ -175,12 +174,10 @@ std::string fp8_wgmma_refusal(const Problem &p) {
 int fp8_attention_ctas_per_sm() { return 1; }
 
 int64_t fp8_vt_workspace_bytes(const Problem &p) {
-  if (p.group() * p.seqlen < kVtPrepassMinGroupKeys || code_object(p, /*wgmma=*/true, /*vt_prepass=*/true) == nullptr)
-    return 0;
-  Problem in_kernel = p;  // whether the wgmma kernel takes the problem at all
-  in_kernel.vt_prepass = false;
-  if (!fp8_wgmma_attention_supports(in_kernel)) return 0;
-  return fp8_vt::workspace_bytes(p.batch, p.nheads_k, p.seqlen);
+  if (p.group() * p.seqlen < kVtPrepassMinGroupKeys) return 0;
+  Problem with_vt = p;  // whether the kernel that reads V^T exists for the problem and takes it
+  with_vt.vt_prepass = true;
+  return fp8_wgmma_attention_supports(with_vt) ? fp8_vt::workspace_bytes(p.batch, p.nheads_k, p.seqlen) : 0;
 }
 
 asmgen::Fp8AttentionParams fp8_attention_params(const Problem &p, const Schedule &s) {
