@@ -1,6 +1,8 @@
 // The producer warpgroup: TMA copies of Q, K and V (thread 0), and the transposition of every V block into
 // V^T by all four warps (fp8_vt_transpose.hpp); or, in the vt_prepass variants, TMA copies of Q, K and the
 // V^T that the call wrote into its workspace, by thread 0 alone.
+#include <vector>
+
 #include "asmgen/fp8_wgmma_emitter.hpp"
 
 namespace zyfa::asmgen::fp8w {
@@ -8,12 +10,18 @@ namespace zyfa::asmgen::fp8w {
 void WgmmaEmitter::producer_setup() {
   issuer = b.reg(Type::kPred, "issuer");
   b.setp(issuer, Cmp::kEq, Type::kS32, tid, imm(0));
+  // The vt_prepass variants transpose nothing: no ring or lanes for it (registers never read).
+  const bool transposes = !variant.vt_prepass;
   issue_ring = {b.reg(Type::kU32, "issue_stage"), b.reg(Type::kU32, "issue_phase")};
-  transpose_ring = {b.reg(Type::kU32, "transpose_stage"), b.reg(Type::kU32, "transpose_phase")};
+  std::vector<Reg> zeroed = {issue_ring.index, issue_ring.phase};
+  if (transposes) {
+    transpose_ring = {b.reg(Type::kU32, "transpose_stage"), b.reg(Type::kU32, "transpose_phase")};
+    zeroed.insert(zeroed.end(), {transpose_ring.index, transpose_ring.phase});
+  }
   producer_q_phase = b.reg(Type::kU32, "q_phase");
-  for (Reg r : {issue_ring.index, issue_ring.phase, transpose_ring.index, transpose_ring.phase, producer_q_phase})
-    b.mov(r, imm(0));
-  if (!variant.vt_prepass) vt_lanes = emit_vt_transpose_setup(b, lane, warp);
+  zeroed.push_back(producer_q_phase);
+  for (Reg r : zeroed) b.mov(r, imm(0));
+  if (transposes) vt_lanes = emit_vt_transpose_setup(b, lane, warp);
 }
 
 void WgmmaEmitter::issue_q() {
