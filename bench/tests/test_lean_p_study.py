@@ -1,0 +1,52 @@
+"""lean_p_study's block recurrence (--anchors): each way of anchoring the codes keeps every output row a
+weighted average whose weights sum to one, and stays near float64 attention."""
+import numpy as np
+import pytest
+
+import lean_p_study as study
+
+ANCHORS = ["m", "118", "run118", "exact"]
+
+
+def _inputs(n, d=32, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, d)), rng.standard_normal((n, d)), rng.standard_normal((n, d))
+
+
+def _reference(q, k, v, c):
+    s = c * (q @ k.T)
+    n = q.shape[0]
+    s = np.where(np.arange(n)[None, :] <= np.arange(n)[:, None], s, -np.inf)
+    p = 2.0 ** (s - s.max(axis=1, keepdims=True))
+    return (p @ v) / p.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("anchor", ANCHORS)
+def test_rows_of_ones_stay_one(anchor):
+    # Three key blocks and a partial one: the denominators come from the same rounded P as the numerators.
+    n = 3 * study.KEY_BLOCK + 17
+    q, k, _ = _inputs(n)
+    out = study.blockwise_attention(q, k, np.ones((n, 4)), 0.5, anchor)
+    np.testing.assert_allclose(out, 1.0, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("anchor", ANCHORS)
+def test_close_to_float64_attention(anchor):
+    n = 2 * study.KEY_BLOCK + 5
+    q, k, v = _inputs(n, seed=1)
+    out = study.blockwise_attention(q, k, v, 0.5, anchor)
+    ref = _reference(q, k, v, 0.5)
+    err = np.sqrt(((out - ref) ** 2).sum() / (ref ** 2).sum())
+    assert err < 0.05, f"{anchor}: relative RMS error {err:.3e}"
+
+
+def test_run_anchor_rescales_at_every_rise():
+    # A row whose scores rise block after block: with the running anchor every block's max is the new
+    # reference, so its top code is C exactly; a wrong rescale of O would show as a row far from float64.
+    n = 3 * study.KEY_BLOCK
+    q = np.ones((n, 1))
+    k = np.linspace(0.0, 6.0, n)[:, None]
+    v = np.arange(n, dtype=np.float64)[:, None]
+    out = study.blockwise_attention(q, k, v, 1.0, "run118")
+    ref = _reference(q, k, v, 1.0)
+    assert np.abs(out[-1] - ref[-1]).max() < 0.05 * np.abs(ref[-1]).max()
