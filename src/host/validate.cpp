@@ -220,8 +220,9 @@ struct ByteRange {
 // written ranges and the problem runs the kernel that reads it.
 zyfa_status check_workspace(const zyfa_attn_desc &d, PointerCheck pointers, Problem *p, ByteRange *ranges,
                             int *n_ranges) {
+  if (d.workspace_bytes == 0) return ZYFA_STATUS_SUCCESS;  // runs without one: nothing to size
   const int64_t needed = kernels::fp8_vt_workspace_bytes(*p);
-  if (d.workspace_bytes == 0 || needed == 0) return ZYFA_STATUS_SUCCESS;  // runs without one
+  if (needed == 0) return ZYFA_STATUS_SUCCESS;  // the problem has no use for one: it runs without
   if (d.workspace_bytes < uint64_t(needed)) {
     return fail(ZYFA_STATUS_BAD_ARGUMENT,
                 "desc->workspace_bytes = %zu: below the %lld bytes this problem uses (zyfa_attn_workspace_size); "
