@@ -13,12 +13,13 @@ def _inputs(n, d=32, seed=0):
     return rng.standard_normal((n, d)), rng.standard_normal((n, d)), rng.standard_normal((n, d))
 
 
-def _reference(q, k, v, c):
-    s = c * (q @ k.T)
-    n = q.shape[0]
-    s = np.where(np.arange(n)[None, :] <= np.arange(n)[:, None], s, -np.inf)
-    p = 2.0 ** (s - s.max(axis=1, keepdims=True))
-    return (p @ v) / p.sum(axis=1, keepdims=True)
+def _scale(q):
+    """The c that study.attention applies: softmax scale 1 / sqrt(d), in base-2 units."""
+    return np.log2(np.e) / np.sqrt(q.shape[1])
+
+
+def _reference(q, k, v):
+    return study.attention(q, k, v, lambda x: 2.0 ** x)  # float64, P exact
 
 
 @pytest.mark.parametrize("anchor", ANCHORS)
@@ -26,7 +27,7 @@ def test_rows_of_ones_stay_one(anchor):
     # Three key blocks and a partial one: the denominators come from the same rounded P as the numerators.
     n = 3 * study.KEY_BLOCK + 17
     q, k, _ = _inputs(n)
-    out = study.blockwise_attention(q, k, np.ones((n, 4)), 0.5, anchor)
+    out = study.blockwise_attention(q, k, np.ones((n, 4)), _scale(q), anchor)
     np.testing.assert_allclose(out, 1.0, rtol=0, atol=1e-12)
 
 
@@ -34,8 +35,8 @@ def test_rows_of_ones_stay_one(anchor):
 def test_close_to_float64_attention(anchor):
     n = 2 * study.KEY_BLOCK + 5
     q, k, v = _inputs(n, seed=1)
-    out = study.blockwise_attention(q, k, v, 0.5, anchor)
-    ref = _reference(q, k, v, 0.5)
+    out = study.blockwise_attention(q, k, v, _scale(q), anchor)
+    ref = _reference(q, k, v)
     err = np.sqrt(((out - ref) ** 2).sum() / (ref ** 2).sum())
     assert err < 0.05, f"{anchor}: relative RMS error {err:.3e}"
 
@@ -47,6 +48,6 @@ def test_run_anchor_rescales_at_every_rise():
     q = np.ones((n, 1))
     k = np.linspace(0.0, 6.0, n)[:, None]
     v = np.arange(n, dtype=np.float64)[:, None]
-    out = study.blockwise_attention(q, k, v, 1.0, "run118")
-    ref = _reference(q, k, v, 1.0)
+    out = study.blockwise_attention(q, k, v, _scale(q), "run118")
+    ref = _reference(q, k, v)
     assert np.abs(out[-1] - ref[-1]).max() < 0.05 * np.abs(ref[-1]).max()
