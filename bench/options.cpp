@@ -40,8 +40,8 @@ std::string usage() {
   --mode=kernel|sustained|isolated|accuracy|dump|dry   (default kernel; isolated: NVIDIA's protocol)
   --impls=zyfa,cudnn  --dtypes=bf16,fp8  --families=mha-d128,gqa-d128,mha-d192,gqa-d192,llama3.1-8b
   --seqlens=2048,...  --inputs=gaussian,outlier,structured
-  --p-rounding=default,lean,exact,split   (FP8: zyfa's default run, plus one zyfa run per other value where the
-                                     library takes it, lean at d_qk = 128 only; its records carry p_rounding)
+  --p-rounding=default,lean,exact,split   (FP8: zyfa's default run, plus one zyfa run per other value; its
+                                     records carry p_rounding)
   --repeats=3  --idle-s=5  --idle-from=16384  --min-time-s=0.25  --max-calls=100  --warmup-s=0.2
   --sustained-idle-s=2  --sustained-warmup-s=1  --sustained-time-s=3
   --rows-per-head=64  --purpose=timing|accuracy (dump)  --input-std=0.1|1 (Gaussian)  --dump-dir=DIR  --json=FILE
@@ -148,7 +148,7 @@ std::vector<std::string> case_runs(const Options &o, const Case &c) {
   if (c.dtype != ZYFA_DTYPE_FP8_E4M3 || std::find(o.impls.begin(), o.impls.end(), "zyfa") == o.impls.end())
     return runs;
   for (const std::string &r : o.p_roundings) {
-    if (r == "default" || (r == "lean" && c.shape.d_qk != 128)) continue;  // lean P exists at d_qk = 128 only
+    if (r == "default") continue;
     runs.push_back(run_name("zyfa", r));
   }
   return runs;

@@ -22,7 +22,7 @@
 namespace {
 
 // Tolerances of the relative RMS error against fp64: issue 2's acceptance limits, except lean P (FP8,
-// the default at d = 128), whose Mitchell approximation measures 2.4-2.9e-2 on std-1 Gaussians
+// the default at d = 128, or --p-rounding lean), whose Mitchell approximation measures 2.4-2.9e-2 on std-1 Gaussians
 // (bench/NOTES.md); exact P (--p-rounding exact, or the default at d_qk = 192) gets issue 2's 2.5e-2.
 constexpr double kBf16Tolerance = 3e-3;
 constexpr double kFp8Tolerance = 2.5e-2;
@@ -48,7 +48,7 @@ void usage() {
       "            [--p-rounding default|lean|exact|split]\n"
       "One causal attention call on the GPU (or the CPU backend), checked against fp64.\n"
       "--d 192 means d_qk = 192 with d_v = 128. --p-rounding (FP8): how P is rounded to e4m3; default is\n"
-      "lean at d = 128 and exact at d_qk = 192, lean is d = 128 only; split adds exact P's e4m3 residual.\n");
+      "lean at d = 128 and exact at d_qk = 192; split adds exact P's e4m3 residual.\n");
 }
 
 bool parse(int argc, char **argv, Options *o) {

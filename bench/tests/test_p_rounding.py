@@ -41,6 +41,8 @@ RECORDS = [
     acc("zyfa", 2.5e-2, "exact", seqlen=16384, inputs="structured"),
     # d_qk = 192: exact P is the default; no lean P, so no row in the lean/exact table
     acc("zyfa", 1.9e-2, family="mha-d192"), acc("zyfa", 1.9e-2, "exact", family="mha-d192"),
+    # gqa-d192: lean P on request; exact P from the default run (marked)
+    acc("zyfa", 1.6e-2, family="gqa-d192"), acc("zyfa", 2.0e-2, "lean", family="gqa-d192"),
     acc("zyfa", 1.0e-3, dtype="bf16"),
     rec("zyfa", mode="kernel", seqlen=16384, tflops=819.0, input_std=0.1),
     rec("zyfa", mode="kernel", seqlen=16384, tflops=760.0, input_std=0.1, p_rounding="exact"),
@@ -54,18 +56,20 @@ def table_rows(text, first_cell):
 
 def test_lean_exact_table():
     text = report.lean_exact_table(RECORDS)
-    assert text.startswith("**Lean P against exact P at d = 128**")
+    assert text.startswith("**Lean P against exact P**")
     rows = [line for line in text.splitlines() if line.startswith("| gqa-d128 |")]
     assert rows == ["| gqa-d128 | 4K | gaussian | 2.70e-02 | 2.00e-02 | 1.35 |",
                     "| gqa-d128 | 4K | outlier | 1.30e-02 * | 1.00e-02 | 1.30 |",
                     "| gqa-d128 | 16K | structured | 3.30e-02 | 2.50e-02 | 1.32 |"]
+    assert table_rows(text, "gqa-d192") == ["| gqa-d192 | 4K | gaussian | 2.00e-02 | 1.60e-02 * | 1.25 |"]
     assert "mha-d192" not in text
-    assert "lean / exact: 1.30-1.35 over 3 cases." in text
+    assert "lean / exact: 1.25-1.35 over 4 cases." in text
     assert "zyfa's default run" in text  # the note for the marked cell
 
 
-def test_lean_exact_table_empty_without_exact_records():
-    assert report.lean_exact_table([r for r in RECORDS if r.get("p_rounding") != "exact"]) == ""
+def test_lean_exact_table_empty_without_a_case_of_both():
+    explicit_other = {128: "exact", 192: "lean"}  # the rounding that only an explicit run gives at each head dim
+    assert report.lean_exact_table([r for r in RECORDS if r.get("p_rounding") != explicit_other[r["d_qk"]]]) == ""
 
 
 def test_accuracy_table_puts_p_rounding_runs_next_to_zyfa():
@@ -90,7 +94,7 @@ def test_report_command_line(tmp_path):
     subprocess.run([sys.executable, os.path.join(BENCH, "report.py"), str(path), "--markdown", str(out), "--no-plots"],
                    check=True, capture_output=True)
     text = out.read_text()
-    assert "**Lean P against exact P at d = 128**" in text and "| gqa-d128 | zyfa (exact P) | 760 |" in text
+    assert "**Lean P against exact P**" in text and "| gqa-d128 | zyfa (exact P) | 760 |" in text
 
 
 def write_part(path, records, commit="abc"):

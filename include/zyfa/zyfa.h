@@ -110,12 +110,12 @@ typedef enum zyfa_descale_kind {
 /* How FP8 attention rounds the softmax probabilities P to e4m3 (numerics: src/kernels/numerics.h).
  * Lean P takes the e4m3 code of 2^x from one multiply-add (Mitchell's approximation, up to 6.1% above
  * 2^x; each key block's largest P exactly on one code): fewer instructions per score, and on std-1
- * Gaussian inputs about 1.9-2.35e-2 relative RMS error against fp64 at d = 128 (CPU backend). Exact P
- * computes exp2 and rounds it correctly to e4m3: 1.6-2.0e-2 there (about 1.15x lower), for more work per
- * score. */
+ * Gaussian inputs about 1.9-2.35e-2 relative RMS error against fp64 at either head dim (CPU backend). Exact
+ * P computes exp2 and rounds it correctly to e4m3: 1.6-2.0e-2 there (about 1.15-1.2x lower), for more work
+ * per score. Both exist at both head dims; the default is the one ZYFA chose for each. */
 typedef enum zyfa_p_rounding {
   ZYFA_P_ROUNDING_DEFAULT = 0,  /* lean P at d_qk = 128, exact P at d_qk = 192 */
-  ZYFA_P_ROUNDING_LEAN = 1,     /* lean P; only with d_qk = 128 */
+  ZYFA_P_ROUNDING_LEAN = 1,     /* lean P at either head dim */
   ZYFA_P_ROUNDING_EXACT = 2,    /* exact P at either head dim */
   ZYFA_P_ROUNDING_SPLIT = 3     /* split P at either head dim: P = P_hi + P_lo, P_hi exact P and P_lo the
                                    e4m3 of its residual, two P V products into one accumulator; much less

@@ -10,9 +10,13 @@ const std::vector<Variant> &variants() {
       {"fp8_d192", 192, 128, numerics::uses_lean_p(192), Schedule::kMmaSync},
       {"fp8_wgmma_d128", 128, 128, numerics::uses_lean_p(128), Schedule::kWgmma},
       {"fp8_wgmma_d192", 192, 128, numerics::uses_lean_p(192), Schedule::kWgmma},
-      // Exact P at d = 128, for callers who ask for it (zyfa_attn_desc.p_rounding).
+      // The other P rounding at each head dim, for callers who ask for it (zyfa_attn_desc.p_rounding): exact P
+      // at d = 128, lean P at d_qk = 192 (with its V^T workspace kernel: lean P is asked for speed).
       {"fp8_d128_exact", 128, 128, false, Schedule::kMmaSync},
       {"fp8_wgmma_d128_exact", 128, 128, false, Schedule::kWgmma},
+      {"fp8_d192_lean", 192, 128, true, Schedule::kMmaSync},
+      {"fp8_wgmma_d192_lean", 192, 128, true, Schedule::kWgmma},
+      {"fp8_wgmma_d192_lean_vt", 192, 128, true, Schedule::kWgmma, false, /*vt_prepass=*/true},
       // Split P at either head dim (p_rounding = ZYFA_P_ROUNDING_SPLIT).
       {"fp8_wgmma_d128_split", 128, 128, false, Schedule::kWgmma, /*split_p=*/true},
       {"fp8_wgmma_d192_split", 192, 128, false, Schedule::kWgmma, /*split_p=*/true},

@@ -16,7 +16,7 @@ struct Variant {
   std::string name;  // file stem and suffix of the entry name
   int d_qk = 128;
   int d_v = 128;
-  bool lean_p = true;  // P codes from one FFMA (d = 128) or exact exp2 + cvt (d_qk = 192)
+  bool lean_p = true;  // P codes from one FFMA (lean P) or exact exp2 + cvt (exact P)
   Schedule schedule = Schedule::kMmaSync;
   // Split P (exact P, lean_p false): the residual's e4m3 codes too, and a second P V chain into the same
   // accumulator (numerics.h). wgmma only.

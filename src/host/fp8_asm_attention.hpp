@@ -12,7 +12,7 @@
 
 namespace zyfa::kernels {
 
-// FP8 e4m3 inputs, (d_qk, d_v) = (128, 128) with lean P or (192, 128) with exact P, any strides (the
+// FP8 e4m3 inputs, (d_qk, d_v) = (128, 128) or (192, 128) with lean or exact P, any strides (the
 // validated 16-byte granular ones), GQA/MQA, LSE optional, seqlen below 2^31 - 2 tiles.
 bool fp8_asm_attention_supports(const Problem &problem);
 int fp8_attention_ctas_per_sm();

@@ -184,8 +184,8 @@ const char *p_rounding_name(int value) {
   return nullptr;
 }
 
-// p_rounding: a known value; FP8 only; lean P only where the kernels implement it (d_qk = 128).
-zyfa_status check_p_rounding(int value, bool fp8, int64_t d_qk) {
+// p_rounding: a known value; FP8 only. Every FP8 head dim has both lean and exact P kernels.
+zyfa_status check_p_rounding(int value, bool fp8) {
   const char *name = p_rounding_name(value);
   if (name == nullptr) {
     return fail(ZYFA_STATUS_BAD_ARGUMENT,
@@ -198,12 +198,6 @@ zyfa_status check_p_rounding(int value, bool fp8, int64_t d_qk) {
                 "desc->p_rounding = %s (%d): P rounding applies to FP8 inputs only; with dtype BF16 leave it "
                 "ZYFA_P_ROUNDING_DEFAULT",
                 name, value);
-  }
-  if (value == ZYFA_P_ROUNDING_LEAN && d_qk != 128) {
-    return fail(ZYFA_STATUS_BAD_ARGUMENT,
-                "desc->p_rounding = ZYFA_P_ROUNDING_LEAN (1) with desc->d_qk = %lld: lean P is implemented at "
-                "d_qk = 128 only; use ZYFA_P_ROUNDING_DEFAULT, ZYFA_P_ROUNDING_EXACT or ZYFA_P_ROUNDING_SPLIT",
-                (long long)d_qk);
   }
   return ZYFA_STATUS_SUCCESS;
 }
@@ -314,7 +308,7 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
   }
   const bool fp8 = d.dtype == ZYFA_DTYPE_FP8_E4M3;
   const int p_rounding = c_enum_value(d.p_rounding);
-  if (zyfa_status s = check_p_rounding(p_rounding, fp8, d.d_qk)) return s;
+  if (zyfa_status s = check_p_rounding(p_rounding, fp8)) return s;
   Problem p;
   p.dtype = d.dtype;
   p.batch = d.batch;

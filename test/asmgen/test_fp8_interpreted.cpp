@@ -60,11 +60,11 @@ AttentionShape fp8_shape(int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nh
   return s;
 }
 
-// The mma.sync schedule's variant for a head dim (its P rounding is the default one).
-const asmgen::Variant &variant_for(int64_t d_qk) {
+// The mma.sync schedule's variant for a problem: its head dim and P rounding.
+const asmgen::Variant &variant_for(const Problem &p) {
   for (const asmgen::Variant &v : asmgen::variants())
-    if (v.d_qk == d_qk && v.schedule == asmgen::Schedule::kMmaSync) return v;
-  throw std::logic_error("no variant for this d_qk");
+    if (v.schedule == asmgen::Schedule::kMmaSync && v.d_qk == p.d_qk && v.lean_p == p.lean_p) return v;
+  throw std::logic_error("no mma.sync variant for this problem");
 }
 
 // The wgmma schedule's variant for a problem: its head dim, P rounding and V's source.
@@ -158,7 +158,7 @@ int interpret(const InterpretedCase &tc, HostAttention &h, bool wgmma, bool vt_p
   asmgen::Fp8AttentionParams params = kernels::fp8_attention_params(p, schedule);
   if (wgmma) interpreted_maps(&params, p);
   const asmgen::Program prog = wgmma ? asmgen::build_fp8_wgmma_attention(wgmma_variant_for(p))
-                                     : asmgen::build_fp8_attention(variant_for(sh.d_qk));
+                                     : asmgen::build_fp8_attention(variant_for(p));
   asmgen::Interpreter interp(prog);
   interp.add_region(h.q.data(), h.q.size_bytes(), false);
   interp.add_region(h.k.data(), h.k.size_bytes(), false);
@@ -204,7 +204,7 @@ void run_interpreted(const InterpretedCase &tc, bool wgmma) {
   const std::vector<double> got_out = h.out_values(), got_lse = h.lse_values();
   const ErrorStats out_err = compare_to_reference(got_out, exact.out);
   const BackendComparison out_vs_cpu = compare_backends(got_out, cpu_out, exact.out);
-  EXPECT_TRUE(within_rel_rms(out_err, numerics::uses_lean_p(int(sh.d_qk)) ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
+  EXPECT_TRUE(within_rel_rms(out_err, sh.lean_p() ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
   EXPECT_TRUE(within_backend_ratio(out_vs_cpu)) << "out";
   BackendComparison lse_vs_cpu;
   if (sh.with_lse) {
@@ -243,6 +243,12 @@ std::vector<InterpretedCase> cases() {
   c.push_back({fp8_shape(128, 1, 300, 4, 1, Layout::kBSHD, true, true), 3, ActivationKind::kStructured});
   c.push_back({fp8_shape(192, 1, 300, 4, 2, Layout::kBHSD, false, true), 3, ActivationKind::kStructured});
   c.push_back({fp8_shape(128, 1, 300, 2, 1, Layout::kBSHD, false, true), 3, ActivationKind::kOutlier});
+  // The rounding that is not the head dim's default (p_rounding): exact P at d = 128, lean P at d_qk = 192.
+  for (int64_t d : {128, 192}) {
+    AttentionShape s = fp8_shape(d, 1, 300, 4, 2, Layout::kBHSD, true, true);
+    s.p_rounding = d == 128 ? ZYFA_P_ROUNDING_EXACT : ZYFA_P_ROUNDING_LEAN;
+    c.push_back({s, 3, ActivationKind::kStructured});
+  }
   return c;
 }
 
@@ -263,8 +269,10 @@ TEST_P(Fp8InterpretedWgmma, MatchesCpuBackendAndFp64) { run_interpreted(GetParam
 
 std::vector<InterpretedCase> wgmma_cases() {
   std::vector<InterpretedCase> c;
-  for (zyfa_p_rounding r : {ZYFA_P_ROUNDING_DEFAULT, ZYFA_P_ROUNDING_EXACT, ZYFA_P_ROUNDING_SPLIT})
+  for (zyfa_p_rounding r :
+       {ZYFA_P_ROUNDING_DEFAULT, ZYFA_P_ROUNDING_LEAN, ZYFA_P_ROUNDING_EXACT, ZYFA_P_ROUNDING_SPLIT})
     for (int64_t d : {128, 192}) {
+      if (d == 128 && r == ZYFA_P_ROUNDING_LEAN) continue;   // d = 128's default is lean P
       if (d == 192 && r == ZYFA_P_ROUNDING_EXACT) continue;  // d_qk = 192's default is exact P
       auto add = [&](AttentionShape s, int grid, ActivationKind kind = ActivationKind::kGaussian) {
         s.p_rounding = r;
@@ -315,6 +323,9 @@ std::vector<InterpretedCase> vt_cases() {
     c.push_back({fp8_shape(d, 1, 640, 2, 1, Layout::kBHSD, false, true), 1});
   }
   c.push_back({fp8_shape(128, 2, 1000, 2, 1, Layout::kBHSD, true, true), 5, ActivationKind::kStructured});
+  AttentionShape lean_d192 = fp8_shape(192, 1, 300, 4, 2, Layout::kStrided, true, true);  // its own V^T kernel
+  lean_d192.p_rounding = ZYFA_P_ROUNDING_LEAN;
+  c.push_back({lean_d192, 2});
   return c;
 }
 

@@ -297,7 +297,7 @@ void build_bounded_case(FuzzedDataProvider &in, BoundedCase &c) {
   if (d.v == d.k && d.k != nullptr && c.blocks[kK].size() < c.blocks[kV].size()) d.v = c.blocks[kV].data();
   c.pointer_null = !d.q || !d.k || !d.v || !d.out;
 
-  // P rounding: mostly the default; FP8 the three others (lean with d_qk = 192 is refused; split, which the
+  // P rounding: mostly the default; FP8 the three others (split, which the
   // GPU refuses where TMA cannot map q, k or v); rarely a value that BF16 refuses, or no zyfa_p_rounding at
   // all (the first unknown value is 4).
   const int rounding_pick = in.ConsumeIntegralInRange<int>(0, 31);

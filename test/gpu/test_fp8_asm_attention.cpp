@@ -277,11 +277,14 @@ std::vector<Fp8Case> accuracy_cases() {
     c.shape.p_rounding = ZYFA_P_ROUNDING_EXACT;
     cases.push_back(c);
   }
-  // Exact P at d = 128 (p_rounding EXACT).
+  // The rounding that is not the head dim's default: exact P at d = 128, lean P at d_qk = 192 (p_rounding).
   for (const Fp8Case &base : {fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, D::kDevicePerHead),
-                              fp8_case(128, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured)}) {
+                              fp8_case(128, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured),
+                              fp8_case(192, 1, 1000, 16, 2, Layout::kBSHD, D::kDevicePerHead),
+                              fp8_case(192, 1, 4097, 4, 4, Layout::kBSHD, D::kHostFloat, A::kStructured),
+                              fp8_case(192, 2, 1000, 8, 1, Layout::kBHSD, D::kDeviceScalar, A::kOutlier)}) {
     Fp8Case c = base;
-    c.shape.p_rounding = ZYFA_P_ROUNDING_EXACT;
+    c.shape.p_rounding = base.shape.d_qk == 128 ? ZYFA_P_ROUNDING_EXACT : ZYFA_P_ROUNDING_LEAN;
     cases.push_back(c);
   }
   // The mma.sync schedule (what tensors TMA cannot map take): a few of the same cases.
@@ -307,6 +310,11 @@ std::vector<Fp8Case> accuracy_cases() {
 
 Fp8Case split_p(Fp8Case c) {
   c.shape.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+  return c;
+}
+
+Fp8Case lean_rounding(Fp8Case c) {
+  c.shape.p_rounding = ZYFA_P_ROUNDING_LEAN;
   return c;
 }
 
@@ -427,7 +435,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmOnes,
                                            split_p(fp8_case(128, 1, 1000, 8, 2, Layout::kBSHD,
                                                             DescaleForm::kDevicePerHead, ActivationKind::kStructured)),
                                            split_p(fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD,
-                                                            DescaleForm::kHostFloat, ActivationKind::kOutlier))),
+                                                            DescaleForm::kHostFloat, ActivationKind::kOutlier)),
+                                           lean_rounding(fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD,
+                                                                  DescaleForm::kHostFloat, ActivationKind::kOutlier))),
                          case_name);
 
 // ---------------------------------------------------------------- determinism
@@ -453,7 +463,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmDeterminism,
                                            fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD, DescaleForm::kDevicePerHead),
                                            split_p(fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, DescaleForm::kHostFloat)),
                                            split_p(fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD,
-                                                            DescaleForm::kDevicePerHead))),
+                                                            DescaleForm::kDevicePerHead)),
+                                           lean_rounding(fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD,
+                                                                  DescaleForm::kDevicePerHead))),
                          case_name);
 
 }  // namespace

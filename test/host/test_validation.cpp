@@ -148,13 +148,6 @@ std::vector<InvalidCase> invalid_cases() {
        }},
       {"p_rounding_negative_bf16", ZYFA_STATUS_BAD_ARGUMENT, "p_rounding = -1",
        [](auto &d, auto &) { d.p_rounding = zyfa_p_rounding(-1); }},
-      {"p_rounding_lean_d192", ZYFA_STATUS_BAD_ARGUMENT,
-       "p_rounding = ZYFA_P_ROUNDING_LEAN (1) with desc->d_qk = 192",
-       [fp8](auto &d, auto &) {
-         fp8(d);
-         d.d_qk = 192;
-         d.p_rounding = ZYFA_P_ROUNDING_LEAN;
-       }},
       {"bf16_with_p_rounding_exact", ZYFA_STATUS_FP8_FIELD_WITH_BF16, "p_rounding = ZYFA_P_ROUNDING_EXACT (2)",
        [](auto &d, auto &) { d.p_rounding = ZYFA_P_ROUNDING_EXACT; }},
       {"bf16_with_p_rounding_split", ZYFA_STATUS_FP8_FIELD_WITH_BF16, "p_rounding = ZYFA_P_ROUNDING_SPLIT (3)",

@@ -58,8 +58,8 @@ def check_layout(name, layout):
 
 def p_rounding(name, value):
     """The zyfa_p_rounding of p_rounding="default" | "lean" | "exact" | "split" (FP8's P rounding to e4m3). A name
-    outside them is refused here, in the library's terms (BAD_ARGUMENT); the library itself refuses "lean"
-    at d_qk = 192 and anything but "default" with BF16 inputs."""
+    outside them is refused here, in the library's terms (BAD_ARGUMENT); the library itself refuses anything
+    but "default" with BF16 inputs."""
     if isinstance(value, str) and value.lower() in P_ROUNDINGS:
         return P_ROUNDINGS[value.lower()]
     raise ZyfaValueError(Status.BAD_ARGUMENT,

@@ -59,7 +59,7 @@ pub type zyfa_rotation = c_int;
 pub const ZYFA_ROTATION_NONE: zyfa_rotation = 0;
 pub const ZYFA_ROTATION_HADAMARD: zyfa_rotation = 1;
 
-/// How FP8 attention rounds P to e4m3: DEFAULT is lean at d_qk = 128 and exact at 192; LEAN is d_qk = 128 only;
+/// How FP8 attention rounds P to e4m3: DEFAULT is lean at d_qk = 128 and exact at 192; LEAN and EXACT take either;
 /// SPLIT (either head dim) is exact P plus its e4m3 residual in a second P V product.
 pub type zyfa_p_rounding = c_int;
 pub const ZYFA_P_ROUNDING_DEFAULT: zyfa_p_rounding = 0;

@@ -31,8 +31,7 @@ pub enum PRounding {
     #[default]
     Default,
     /// One FFMA per score gives the e4m3 code of P (it overestimates 2^x by up to 6% inside a binade):
-    /// fewer instructions, about 1.45x the error of exact P. Only at d_qk = 128; elsewhere the call fails
-    /// with [`crate::Status::BadArgument`].
+    /// fewer instructions, about 1.45x the error of exact P. At either head dim.
     Lean,
     /// exp2, correctly rounded to e4m3, at either head dim.
     Exact,
