@@ -40,13 +40,21 @@ constexpr int kLowBytesOfHalves = 0x6420;
 // lost 1.5-3%; fp8-maxfirst (session 8) moved the max alone and gained 0.4-3.5% (bench/NOTES-fp8.md).
 // Measured per kind of P (session 11, interleaved A/B of 0, 2 and 4 steps): lean P gains 1.6-2.0% with 2
 // and nothing with 4; exact P (d_qk = 192) gains up to 1.5% at 16K with 4 and loses 0.8% at 2K with 2 (exact P
-// at d = 128, on request, takes the same count; not measured on its own).
+// at d = 128, on request, takes the same count; not measured on its own). Lean P at d_qk = 192 (on request),
+// whose S takes 1.5x the tensor time of d = 128's, gains with all 4 (session 18, two interleaved A/Bs against
+// 2: 1.015-1.034x at gqa-d192 and mha-d192 16K and gqa-d192 4K, 0.985x at mha-d192 4K).
 constexpr int kEarlyCodeStepsLeanP = 2;
+constexpr int kEarlyCodeStepsLeanPAt192 = 4;
 constexpr int kEarlyCodeStepsExactP = 4;
+int early_code_steps(const Variant &v) {
+  if (!v.lean_p) return kEarlyCodeStepsExactP;
+  return v.d_qk == 192 ? kEarlyCodeStepsLeanPAt192 : kEarlyCodeStepsLeanP;
+}
 // Of those, exact P's steps whose exp2 (in place too) is also taken there: 16 MUFU.EX2 per step, 8 cycles
 // each on the quarter-rate unit, beside the FFMAs. One step measured no faster (session 11).
 constexpr int kEarlyExp2Steps = 0;
-static_assert(kEarlyCodeStepsLeanP <= kPvSteps && kEarlyCodeStepsExactP <= kPvSteps, "early steps of one block");
+static_assert(kEarlyCodeStepsLeanP <= kPvSteps && kEarlyCodeStepsLeanPAt192 <= kPvSteps && kEarlyCodeStepsExactP <= kPvSteps,
+              "early steps of one block");
 static_assert(kEarlyExp2Steps <= kEarlyCodeStepsExactP, "exact P's early exp2 steps are early code steps");
 static_assert(kChunks == 4 * kPvSteps, "a P V k-step covers four n8 chunks of S");
 
@@ -434,7 +442,7 @@ void WgmmaEmitter::consumer_tile() {
     const int max_start = b.new_label("BLOCK_MAX");
     b.place(max_start);
     const BlockScale scale = block_max(/*first_block=*/false);
-    const int early_codes = variant.lean_p ? kEarlyCodeStepsLeanP : kEarlyCodeStepsExactP;
+    const int early_codes = early_code_steps(variant);
     const int early_exp2 = variant.lean_p ? 0 : kEarlyExp2Steps;
     if (early_codes > 0) code_exponents(0, early_codes, code_offsets(scale));
     if (early_exp2 > 0) exact_p_values(0, early_exp2);
