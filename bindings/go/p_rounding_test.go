@@ -34,22 +34,29 @@ func forwardFP8(t *testing.T, a Attention, p PRounding, q, k, v []uint8, descale
 	return out, nil
 }
 
-func TestExactPDiffersFromDefaultWhichIsLeanAtD128(t *testing.T) {
-	a := Attention{Batch: 1, Seqlen: 24, NHeads: 2, NHeadsK: 1}
-	q, k, v, descales := fp8Inputs(t, &a)
-	outs := map[PRounding][]uint16{}
-	for _, p := range []PRounding{PRoundingDefault, PRoundingLean, PRoundingExact} {
-		out, err := forwardFP8(t, a, p, q, k, v, descales)
-		if err != nil {
-			t.Fatalf("P rounding %d: %v", p, err)
+// DEFAULT is lean P at DQK = 128 and exact P at DQK = 192, bit for bit; the other rounding differs at each.
+func TestDefaultIsLeanAtD128AndExactAtD192(t *testing.T) {
+	for _, c := range []struct {
+		dqk                 int64
+		rule, other         PRounding
+		ruleName, otherName string
+	}{{128, PRoundingLean, PRoundingExact, "LEAN", "EXACT"}, {192, PRoundingExact, PRoundingLean, "EXACT", "LEAN"}} {
+		a := Attention{Batch: 1, Seqlen: 24, NHeads: 2, NHeadsK: 1, DQK: c.dqk, DV: 128}
+		q, k, v, descales := fp8Inputs(t, &a)
+		outs := map[PRounding][]uint16{}
+		for _, p := range []PRounding{PRoundingDefault, c.rule, c.other} {
+			out, err := forwardFP8(t, a, p, q, k, v, descales)
+			if err != nil {
+				t.Fatalf("DQK %d, P rounding %d: %v", c.dqk, p, err)
+			}
+			outs[p] = out
 		}
-		outs[p] = out
-	}
-	if !reflect.DeepEqual(outs[PRoundingDefault], outs[PRoundingLean]) {
-		t.Fatal("DEFAULT differs from LEAN at DQK = 128, where DEFAULT is lean P")
-	}
-	if reflect.DeepEqual(outs[PRoundingDefault], outs[PRoundingExact]) {
-		t.Fatal("EXACT gave DEFAULT's output bit for bit")
+		if !reflect.DeepEqual(outs[PRoundingDefault], outs[c.rule]) {
+			t.Fatalf("DEFAULT differs from %s at DQK = %d, where DEFAULT is %s", c.ruleName, c.dqk, c.ruleName)
+		}
+		if reflect.DeepEqual(outs[PRoundingDefault], outs[c.other]) {
+			t.Fatalf("%s gave DEFAULT's output bit for bit at DQK = %d", c.otherName, c.dqk)
+		}
 	}
 }
 
@@ -68,25 +75,6 @@ func TestSplitPDiffersFromExactPAtBothHeadDims(t *testing.T) {
 		if reflect.DeepEqual(split, exact) {
 			t.Fatalf("DQK %d: SPLIT gave EXACT's output bit for bit", dqk)
 		}
-	}
-}
-
-func TestLeanPDiffersFromDefaultWhichIsExactAtD192(t *testing.T) {
-	a := Attention{Batch: 1, Seqlen: 24, NHeads: 2, NHeadsK: 1, DQK: 192, DV: 128}
-	q, k, v, descales := fp8Inputs(t, &a)
-	outs := map[PRounding][]uint16{}
-	for _, p := range []PRounding{PRoundingDefault, PRoundingLean, PRoundingExact} {
-		out, err := forwardFP8(t, a, p, q, k, v, descales)
-		if err != nil {
-			t.Fatalf("P rounding %d: %v", p, err)
-		}
-		outs[p] = out
-	}
-	if !reflect.DeepEqual(outs[PRoundingDefault], outs[PRoundingExact]) {
-		t.Fatal("DEFAULT differs from EXACT at DQK = 192, where DEFAULT is exact P")
-	}
-	if reflect.DeepEqual(outs[PRoundingDefault], outs[PRoundingLean]) {
-		t.Fatal("LEAN gave DEFAULT's output bit for bit at DQK = 192")
 	}
 }
 
