@@ -43,8 +43,8 @@ std::string usage();
 std::vector<Case> expand_cases(const Options &o);
 
 // The runs of one case, in the order the protocol rotates from: o.impls, then, when zyfa is among them and
-// the case is FP8, one "zyfa@<rounding>" run per non-default value of --p-rounding that the library takes
-// at the case's head dim ("lean" only at d_qk = 128). BF16 cases and the peers run with the default only.
+// the case is FP8, one "zyfa@<rounding>" run per non-default value of --p-rounding (the library takes each at
+// either head dim). BF16 cases and the peers run with the default only.
 std::vector<std::string> case_runs(const Options &o, const Case &c);
 
 }  // namespace zyfa::bench

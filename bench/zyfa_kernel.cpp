@@ -44,7 +44,7 @@ class ZyfaKernel final : public Kernel {
       desc_.k_descale = device_descale(in, 1);
       desc_.v_descale = device_descale(in, 2);
     }
-    // FP8 only, LEAN only at d_qk = 128: validation refuses the rest (case_runs never asks for them).
+    // FP8 only: validation refuses it with BF16 (case_runs never asks for that).
     desc_.p_rounding = p_rounding;
     // The workspace an application would give it (zyfa_attn_workspace_size: 0 where none helps).
     size_t workspace_bytes = 0;

@@ -87,7 +87,7 @@ class Attention {
     return *this;
   }
   // FP8 only: how P is rounded to e4m3 (ZYFA_P_ROUNDING_EXACT for accuracy, ZYFA_P_ROUNDING_SPLIT for the
-  // most accuracy at a second P V product, LEAN only at d_qk = 128).
+  // most accuracy at a second P V product, ZYFA_P_ROUNDING_LEAN for speed; each at either head dim).
   Attention &p_rounding(zyfa_p_rounding rounding) {
     d_.p_rounding = rounding;
     return *this;
