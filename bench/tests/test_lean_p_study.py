@@ -51,3 +51,38 @@ def test_run_anchor_rescales_at_every_rise():
     out = study.blockwise_attention(q, k, v, _scale(q), "run118")
     ref = _reference(q, k, v)
     assert np.abs(out[-1] - ref[-1]).max() < 0.05 * np.abs(ref[-1]).max()
+
+
+FRAMES = [(118, 0, 0), (118, 0, 1), (118, 0, np.inf), (110, 1, 2)]
+
+
+@pytest.mark.parametrize("frame", FRAMES)
+def test_frames_keep_rows_of_ones_one(frame):
+    n = 3 * study.KEY_BLOCK + 17
+    q, k, _ = _inputs(n, seed=2)
+    out, _ = study.frame_attention(q, k, np.ones((n, 4)), _scale(q), *frame)
+    np.testing.assert_allclose(out, 1.0, rtol=0, atol=1e-12)
+
+
+def test_frame_moved_every_block_is_the_per_block_anchor():
+    # U = H = 0: the anchor follows every block's max, which is code C's per-block scaling with O multiplied in
+    # place of the fold; and H = inf: it follows rises only, which is the running anchor.
+    n = 3 * study.KEY_BLOCK + 40
+    q, k, v = _inputs(n, seed=3)
+    c = _scale(q)
+    every, share = study.frame_attention(q, k, v, c, 118, 0, 0)
+    np.testing.assert_allclose(every, study.blockwise_attention(q, k, v, c, "118"), rtol=1e-12, atol=1e-12)
+    assert share == 1.0
+    rises, fewer = study.frame_attention(q, k, v, c, 118, 0, np.inf)
+    np.testing.assert_allclose(rises, study.blockwise_attention(q, k, v, c, "run118"), rtol=1e-12, atol=1e-12)
+    assert fewer < share
+
+
+def test_frames_close_to_float64_attention():
+    n = 2 * study.KEY_BLOCK + 5
+    q, k, v = _inputs(n, seed=4)
+    ref = _reference(q, k, v)
+    for frame in FRAMES:
+        out, _ = study.frame_attention(q, k, v, _scale(q), *frame)
+        err = np.sqrt(((out - ref) ** 2).sum() / (ref ** 2).sum())
+        assert err < 0.05, f"{frame}: relative RMS error {err:.3e}"
