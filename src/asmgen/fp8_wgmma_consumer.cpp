@@ -44,16 +44,18 @@ constexpr int kLowBytesOfHalves = 0x6420;
 // whose S takes 1.5x the tensor time of d = 128's, gains with all 4 (session 18, two interleaved A/Bs against
 // 2: 1.015-1.034x at gqa-d192 and mha-d192 16K and gqa-d192 4K, 0.985x at mha-d192 4K).
 constexpr int kEarlyCodeStepsLeanP = 2;
-constexpr int kEarlyCodeStepsLeanPAt192 = 4;
+constexpr int kEarlyCodeStepsLeanPWideQK = 4;
+constexpr int kWideHeadDimQK = 192;
 constexpr int kEarlyCodeStepsExactP = 4;
 int early_code_steps(const Variant &v) {
   if (!v.lean_p) return kEarlyCodeStepsExactP;
-  return v.d_qk == 192 ? kEarlyCodeStepsLeanPAt192 : kEarlyCodeStepsLeanP;
+  return v.d_qk == kWideHeadDimQK ? kEarlyCodeStepsLeanPWideQK : kEarlyCodeStepsLeanP;
 }
 // Of those, exact P's steps whose exp2 (in place too) is also taken there: 16 MUFU.EX2 per step, 8 cycles
 // each on the quarter-rate unit, beside the FFMAs. One step measured no faster (session 11).
 constexpr int kEarlyExp2Steps = 0;
-static_assert(kEarlyCodeStepsLeanP <= kPvSteps && kEarlyCodeStepsLeanPAt192 <= kPvSteps && kEarlyCodeStepsExactP <= kPvSteps,
+static_assert(kEarlyCodeStepsLeanP <= kPvSteps && kEarlyCodeStepsLeanPWideQK <= kPvSteps &&
+                  kEarlyCodeStepsExactP <= kPvSteps,
               "early steps of one block");
 static_assert(kEarlyExp2Steps <= kEarlyCodeStepsExactP, "exact P's early exp2 steps are early code steps");
 static_assert(kChunks == 4 * kPvSteps, "a P V k-step covers four n8 chunks of S");
