@@ -297,9 +297,8 @@ void build_bounded_case(FuzzedDataProvider &in, BoundedCase &c) {
   if (d.v == d.k && d.k != nullptr && c.blocks[kK].size() < c.blocks[kV].size()) d.v = c.blocks[kV].data();
   c.pointer_null = !d.q || !d.k || !d.v || !d.out;
 
-  // P rounding: mostly the default; FP8 the three others (split, which the
-  // GPU refuses where TMA cannot map q, k or v); rarely a value that BF16 refuses, or no zyfa_p_rounding at
-  // all (the first unknown value is 4).
+  // P rounding: mostly the default; FP8 the three others (split, which the GPU refuses where TMA cannot map
+  // q, k or v); rarely a value that BF16 refuses, or no zyfa_p_rounding at all (the first unknown value is 4).
   const int rounding_pick = in.ConsumeIntegralInRange<int>(0, 31);
   if (rounding_pick == 31) set_enum(&d.p_rounding, in.ConsumeBool() ? ZYFA_P_ROUNDING_SPLIT + 1 : -1);
   else if (rounding_pick == 30 || (fp8 && rounding_pick >= 16)) {
