@@ -127,19 +127,33 @@ KEY_BLOCK = 128  # numerics::kKeyBlock
 LAZY_TAU = 8.0   # numerics::kLazyRescaleThreshold
 
 
+def causal_scores(c, q, k):
+    """c q k^T in base-2 units, -inf above the diagonal."""
+    s = c * (q @ k.T)
+    return np.where(np.arange(len(q))[None, :] <= np.arange(len(q))[:, None], s, -np.inf)
+
+
+def key_blocks(s):
+    """Each key block's scores, which rows see any of its keys, and their block max (0 where none)."""
+    for kb in range(0, s.shape[1], KEY_BLOCK):
+        x = s[:, kb:kb + KEY_BLOCK]
+        live = np.isfinite(x).any(axis=1)
+        yield kb, x, live, np.where(live, x.max(axis=1), 0.0)
+
+
+def code_values(code):
+    """e4m3 values of lean codes (masked scores' codes, -inf, read as code 0), clamped to the finite codes."""
+    return VALUES[np.clip(np.where(np.isfinite(code), code, 0), 0, 126).astype(int)]
+
+
 def blockwise_attention(q, k, v, c, anchor):
     """The kernels' recurrence over key blocks, P rounded per `anchor`: 'm', 'exact', a top code (each block
     anchored at its own max), or 'run' and a top code (no per-block scale: codes anchored at the row's exact
     running max, O and l rescaled at every rise of it, so that P V could accumulate straight into O)."""
     n = q.shape[0]
-    s = c * (q @ k.T)
-    s = np.where(np.arange(n)[None, :] <= np.arange(n)[:, None], s, -np.inf)
     o, l, m = np.zeros((n, v.shape[1])), np.zeros(n), np.full(n, -np.inf)
     running = anchor.startswith("run")
-    for kb in range(0, n, KEY_BLOCK):
-        x = s[:, kb:kb + KEY_BLOCK]
-        live = np.isfinite(x).any(axis=1)
-        bmax = np.where(live, x.max(axis=1), 0.0)
+    for kb, x, live, bmax in key_blocks(causal_scores(c, q, k)):
         if running:
             m_new = np.where(live, np.maximum(m, bmax), m)
             alpha = np.where(np.isfinite(m), 2.0 ** (m - np.where(np.isfinite(m_new), m_new, 0)), 1.0)
@@ -166,7 +180,7 @@ def blockwise_attention(q, k, v, c, anchor):
             code = np.floor(8 * (x - bmax[:, None]) + top + 0.5)
             unscale = 2.0 ** (bmax - ref - (top - 56) / 8)
         if anchor != "exact":
-            p = VALUES[np.clip(np.where(np.isfinite(code), code, 0), 0, 126).astype(int)]
+            p = code_values(code)
         u = np.where(live, unscale, 0.0)
         o += u[:, None] * (np.where(live[:, None], p, 0.0) @ v[kb:kb + KEY_BLOCK])
         l += u * np.where(live[:, None], p, 0.0).sum(axis=1)
@@ -177,14 +191,9 @@ def frame_attention(q, k, v, c, top, up, hold):
     """The block recurrence with O kept in the frame of a lazy anchor A (see --frames): returns the output and
     the share of blocks, after each row's first, where A moved."""
     n = q.shape[0]
-    s = c * (q @ k.T)
-    s = np.where(np.arange(n)[None, :] <= np.arange(n)[:, None], s, -np.inf)
     o, l, a = np.zeros((n, v.shape[1])), np.zeros(n), np.full(n, -np.inf)
     moves = blocks = 0
-    for kb in range(0, n, KEY_BLOCK):
-        x = s[:, kb:kb + KEY_BLOCK]
-        live = np.isfinite(x).any(axis=1)
-        bmax = np.where(live, x.max(axis=1), 0.0)
+    for kb, x, live, bmax in key_blocks(causal_scores(c, q, k)):
         started = np.isfinite(a)
         move = live & (~started | (bmax > a + up) | (bmax < a - hold))
         a_new = np.where(move, bmax, a)
@@ -195,7 +204,7 @@ def frame_attention(q, k, v, c, top, up, hold):
         l *= alpha
         a = a_new
         code = np.floor(8 * (x - np.where(live, a, 0.0)[:, None]) + top + 0.5)
-        p = np.where(live[:, None], VALUES[np.clip(np.where(np.isfinite(code), code, 0), 0, 126).astype(int)], 0.0)
+        p = np.where(live[:, None], code_values(code), 0.0)
         o += p @ v[kb:kb + KEY_BLOCK]
         l += p.sum(axis=1)
     return o / l[:, None], moves / max(blocks, 1)
@@ -223,8 +232,7 @@ def dumped_heads(bench, seqlen, inputs):
 
 
 def float64_causal(c, q, k, v):
-    s = c * (q @ k.T)
-    s = np.where(np.arange(len(q))[None, :] <= np.arange(len(q))[:, None], s, -np.inf)
+    s = causal_scores(c, q, k)
     p = 2.0 ** (s - s.max(axis=1, keepdims=True))
     return (p @ v) / p.sum(axis=1, keepdims=True)
 
