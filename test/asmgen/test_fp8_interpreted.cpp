@@ -60,20 +60,13 @@ AttentionShape fp8_shape(int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nh
   return s;
 }
 
-// The mma.sync schedule's variant for a problem: its head dim and P rounding.
-const asmgen::Variant &variant_for(const Problem &p) {
+// A schedule's variant for a problem: its head dim, P rounding and V's source.
+const asmgen::Variant &variant_for(const Problem &p, asmgen::Schedule schedule) {
   for (const asmgen::Variant &v : asmgen::variants())
-    if (v.schedule == asmgen::Schedule::kMmaSync && v.d_qk == p.d_qk && v.lean_p == p.lean_p) return v;
-  throw std::logic_error("no mma.sync variant for this problem");
-}
-
-// The wgmma schedule's variant for a problem: its head dim, P rounding and V's source.
-const asmgen::Variant &wgmma_variant_for(const Problem &p) {
-  for (const asmgen::Variant &v : asmgen::variants())
-    if (v.schedule == asmgen::Schedule::kWgmma && v.d_qk == p.d_qk && v.lean_p == p.lean_p && v.split_p == p.split_p &&
+    if (v.schedule == schedule && v.d_qk == p.d_qk && v.lean_p == p.lean_p && v.split_p == p.split_p &&
         v.vt_prepass == p.vt_prepass)
       return v;
-  throw std::logic_error("no wgmma variant for this problem");
+  throw std::logic_error(std::string("no ") + asmgen::schedule_name(schedule) + " variant for this problem");
 }
 
 // The tensor maps of the wgmma schedule, in the interpreter's form (the device's are the driver's): the
@@ -157,8 +150,8 @@ int interpret(const InterpretedCase &tc, HostAttention &h, bool wgmma, bool vt_p
   if (!supported) return 0;
   asmgen::Fp8AttentionParams params = kernels::fp8_attention_params(p, schedule);
   if (wgmma) interpreted_maps(&params, p);
-  const asmgen::Program prog = wgmma ? asmgen::build_fp8_wgmma_attention(wgmma_variant_for(p))
-                                     : asmgen::build_fp8_attention(variant_for(p));
+  const asmgen::Program prog = wgmma ? asmgen::build_fp8_wgmma_attention(variant_for(p, asmgen::Schedule::kWgmma))
+                                     : asmgen::build_fp8_attention(variant_for(p, asmgen::Schedule::kMmaSync));
   asmgen::Interpreter interp(prog);
   interp.add_region(h.q.data(), h.q.size_bytes(), false);
   interp.add_region(h.k.data(), h.k.size_bytes(), false);
