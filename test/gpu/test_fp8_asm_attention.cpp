@@ -308,15 +308,11 @@ std::vector<Fp8Case> accuracy_cases() {
   return cases;
 }
 
-Fp8Case split_p(Fp8Case c) {
-  c.shape.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+Fp8Case with_p_rounding(Fp8Case c, zyfa_p_rounding rounding) {
+  c.shape.p_rounding = rounding;
   return c;
 }
-
-Fp8Case lean_rounding(Fp8Case c) {
-  c.shape.p_rounding = ZYFA_P_ROUNDING_LEAN;
-  return c;
-}
+Fp8Case split_p(const Fp8Case &c) { return with_p_rounding(c, ZYFA_P_ROUNDING_SPLIT); }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmAccuracy, ::testing::ValuesIn(accuracy_cases()), case_name);
 
@@ -436,8 +432,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmOnes,
                                                             DescaleForm::kDevicePerHead, ActivationKind::kStructured)),
                                            split_p(fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD,
                                                             DescaleForm::kHostFloat, ActivationKind::kOutlier)),
-                                           lean_rounding(fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD,
-                                                                  DescaleForm::kHostFloat, ActivationKind::kOutlier))),
+                                           with_p_rounding(fp8_case(192, 1, 1000, 8, 2, Layout::kBHSD,
+                                                                    DescaleForm::kHostFloat, ActivationKind::kOutlier),
+                                                           ZYFA_P_ROUNDING_LEAN)),
                          case_name);
 
 // ---------------------------------------------------------------- determinism
@@ -464,8 +461,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmDeterminism,
                                            split_p(fp8_case(128, 1, 1000, 16, 2, Layout::kBSHD, DescaleForm::kHostFloat)),
                                            split_p(fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD,
                                                             DescaleForm::kDevicePerHead)),
-                                           lean_rounding(fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD,
-                                                                  DescaleForm::kDevicePerHead))),
+                                           with_p_rounding(fp8_case(192, 1, 1000, 16, 2, Layout::kBHSD,
+                                                                    DescaleForm::kDevicePerHead),
+                                                           ZYFA_P_ROUNDING_LEAN)),
                          case_name);
 
 }  // namespace
