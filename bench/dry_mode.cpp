@@ -32,12 +32,6 @@ void check(bool ok, const std::string &what) {
   g_failures += !ok;
 }
 
-std::string join(const std::vector<std::string> &items) {
-  std::string out;
-  for (const auto &s : items) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
-
 void list_cases(const Options &o) {
   std::printf("cases of the kernel protocol (B = 1, BSHD, causal; TFLOP = B*H*S^2*(d_qk+d_v)/1e12; runs: the\n"
               "implementations, and zyfa@<P rounding> for --p-rounding=%s):\n", join(o.p_roundings).c_str());
@@ -87,19 +81,26 @@ void check_p_rounding() {
             plain.find("p_rounding") == std::string::npos,
         "records: impl zyfa with p_rounding \"exact\"; the default run has no p_rounding");
 
-  const auto parsed = [](const char *flag) {
+  // One flag parsed: the list it sets, or "refused".
+  const auto parsed = [](const char *flag, std::vector<std::string> Options::*list) {
     std::string arg0 = "zyfa_bench", mode = "--mode=dry", f = flag;
     char *argv[] = {arg0.data(), mode.data(), f.data()};
     int argc = 3;
     try {
-      return join(parse_options(&argc, argv).p_roundings);
+      return join(parse_options(&argc, argv).*list);
     } catch (const std::invalid_argument &) {
       return std::string("refused");
     }
   };
-  check(parsed("--p-rounding=exact,lean,exact") == "default,exact,lean" &&
-            parsed("--p-rounding=default") == "default" && parsed("--p-rounding=fast") == "refused",
+  const auto roundings = &Options::p_roundings;
+  check(parsed("--p-rounding=exact,lean,exact", roundings) == "default,exact,lean" &&
+            parsed("--p-rounding=default", roundings) == "default" &&
+            parsed("--p-rounding=fast", roundings) == "refused",
         "--p-rounding: default always, each value once, unknown values refused");
+  const auto impls = &Options::impls;
+  check(parsed("--impls=cudnn,zyfa", impls) == "cudnn,zyfa" && parsed("--impls=zyfa,fa3", impls) == "refused" &&
+            parsed("--impls=zyfa@lean", impls) == "refused",
+        "--impls: zyfa and cudnn only (the Python peers are bench/peers.py's), no P rounding in a name");
 
   // The CPU backend at S = 300 (std-1 Gaussians): the rounding each run asks for reaches the library.
   for (const char *family : {"gqa-d128", "mha-d192"}) {

@@ -35,6 +35,12 @@ double parse_double(const std::string &flag, const std::string &v) {
 
 }  // namespace
 
+std::string join(const std::vector<std::string> &items) {
+  std::string out;
+  for (const auto &s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
 std::string usage() {
   return R"(zyfa_bench: zyfa and cuDNN SDPA side by side (Google Benchmark), accuracy against fp64.
   --mode=kernel|sustained|isolated|accuracy|dump|dry   (default kernel; isolated: NVIDIA's protocol)
@@ -67,9 +73,16 @@ Options parse_options(int *argc, char **argv) {
     if (flag == "--mode") o.mode = v;
     else if (flag == "--impls") {
       o.impls = split(v);
-      for (const auto &impl : o.impls)
+      const std::vector<std::string> known = kernel_impls();
+      for (const auto &impl : o.impls) {
         if (impl.find('@') != std::string::npos)
           throw std::invalid_argument("--impls: '" + impl + "': a P rounding is chosen with --p-rounding");
+        // Refused here rather than written as error records: tools/device/run_bench.sh gives this binary
+        // only its own share of a part's --impls and the rest to bench/peers.py.
+        if (std::find(known.begin(), known.end(), impl) == known.end())
+          throw std::invalid_argument("--impls: '" + impl + "' is not timed by zyfa_bench (it times " +
+                                      join(known) + "; bench/peers.py times the Python peers)");
+      }
     }
     else if (flag == "--dtypes") {
       o.dtypes.clear();

@@ -38,6 +38,7 @@ struct Options {
 // std::invalid_argument with a message on a bad flag.
 Options parse_options(int *argc, char **argv);
 std::string usage();
+std::string join(const std::vector<std::string> &items);  // "a,b,c", as the flags take lists
 
 // The cases of a run, ordered shape by shape (inputs generated once serve both dtypes).
 std::vector<Case> expand_cases(const Options &o);

@@ -343,8 +343,9 @@ def write_results(path, versions, records):
 
 
 def peer_impls(arg):
-    """The peers this script runs out of --impls. run_bench.sh passes the same --impls to zyfa_bench and
-    here, so zyfa_bench's own names are skipped; any other unknown name stops the script."""
+    """The peers this script runs out of --impls. zyfa_bench's own names are skipped (run_bench.sh gives
+    each program its share, but a list written for both still works here); any other unknown name stops
+    the script."""
     asked = arg.split(",")
     unknown = [i for i in asked if i not in IMPLS and i not in BENCH_IMPLS]
     if unknown:
