@@ -17,6 +17,8 @@ constexpr int reg_of(int chunk, int half, int e) { return 4 * chunk + 2 * half +
 // Named barrier ids 1 and 2 (0 is the CTA's): barrier 1 + w opens consumer w's turn at the tensor cores.
 constexpr int kFirstTurnBarrier = 1;
 constexpr int kTurnThreads = kConsumers * kWarpgroupThreads;
+// d_qk = 192: S takes 1.5x the tensor time of d = 128's for the same softmax, which changes two choices below.
+constexpr int kWideHeadDimQK = 192;
 // At d_qk = 192 the consumers issue as soon as they are ready, without turns (FA3's BF16 kernel drops its
 // turns at 192 too): S takes 1.5x the tensor time of d = 128 while the softmax is the same, so the other
 // warpgroup's softmax is already covered and a turn only adds a barrier wait. Measured: session 12's interleaved
@@ -24,8 +26,7 @@ constexpr int kTurnThreads = kConsumers * kWarpgroupThreads;
 // 1.008x at 32K, inside each build's spread: neutral, kept for the barrier instructions it drops. At d = 128,
 // dropping the turns of a tile's first S and last P V alone (freeturns) gained 0.2-0.4%, noise, so d = 128 keeps
 // them all.
-constexpr int kNoTurnsHeadDimQK = 192;
-bool takes_turns(const Variant &v) { return v.d_qk != kNoTurnsHeadDimQK; }
+bool takes_turns(const Variant &v) { return v.d_qk != kWideHeadDimQK; }
 // A K-major swizzled operand ignores the leading byte offset; one unit goes there, as CUTLASS writes it.
 constexpr uint64_t kUnusedLeading = 1;
 constexpr uint64_t kDescUnit = 16;
@@ -45,7 +46,6 @@ constexpr int kLowBytesOfHalves = 0x6420;
 // 2: 1.015-1.034x at gqa-d192 and mha-d192 16K and gqa-d192 4K, 0.985x at mha-d192 4K).
 constexpr int kEarlyCodeStepsLeanP = 2;
 constexpr int kEarlyCodeStepsLeanPWideQK = 4;
-constexpr int kWideHeadDimQK = 192;
 constexpr int kEarlyCodeStepsExactP = 4;
 int early_code_steps(const Variant &v) {
   if (!v.lean_p) return kEarlyCodeStepsExactP;

@@ -190,7 +190,7 @@ class WgmmaEmitter {
  private:
   // fp8_wgmma_producer.cpp
   void issue_q();
-  void issue_kv(Reg key0);
+  void issue_kv(Reg block);  // K and V (or V^T) of key block `block`
   void issue_vt(Reg key0, Reg empty_parity);
   void issue_tile_copies();
   void transpose_v();

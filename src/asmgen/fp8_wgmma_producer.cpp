@@ -40,7 +40,10 @@ void WgmmaEmitter::issue_q() {
   }
 }
 
-void WgmmaEmitter::issue_kv(Reg key0) {
+void WgmmaEmitter::issue_kv(Reg block) {
+  const Reg key0 = b.temp(Type::kS32, "key0");
+  b.shl(key0, block, imm(7));
+  static_assert(nx::kKeyBlock == 1 << 7, "key0 = block << 7");
   const Reg parity = b.temp(Type::kU32, "empty_parity");
   b.xor_(parity, issue_ring.phase, imm(1));
   b.mbar_wait(barrier(kKEmpty, issue_ring.index), parity);
@@ -88,12 +91,7 @@ void WgmmaEmitter::issue_tile_copies() {
   b.mov(kb, imm(0));
   const int loop = b.new_label("PRODUCER_KEYS");
   b.place(loop);
-  if_(issuer, false, [&] {
-    const Reg key0 = b.temp(Type::kS32, "key0");
-    b.shl(key0, kb, imm(7));
-    static_assert(nx::kKeyBlock == 1 << 7, "key0 = block << 7");
-    issue_kv(key0);
-  });
+  if_(issuer, false, [&] { issue_kv(kb); });
   advance(issue_ring);
   b.add(kb, kb, imm(1));
   b.bra_if(Cmp::kLe, Type::kS32, kb, tile, loop, "again");
@@ -125,9 +123,9 @@ void WgmmaEmitter::producer_tile() {
   }
   if_(issuer, false, [&] {
     issue_q();
-    const Reg zero = b.temp(Type::kS32, "key0");
-    b.mov(zero, imm(0));
-    issue_kv(zero);
+    const Reg first = b.temp(Type::kS32, "first_block");
+    b.mov(first, imm(0));
+    issue_kv(first);
   });
   b.xor_(producer_q_phase, producer_q_phase, imm(1));
   advance(issue_ring);
@@ -139,11 +137,9 @@ void WgmmaEmitter::producer_tile() {
   b.setp(more, Cmp::kLt, Type::kS32, kb, tile);
   if_(more, false, [&] {
     if_(issuer, false, [&] {
-      const Reg key0 = b.temp(Type::kS32, "next_key0");
-      b.add(key0, kb, imm(1));
-      b.shl(key0, key0, imm(7));
-      static_assert(nx::kKeyBlock == 1 << 7, "key0 = block << 7");
-      issue_kv(key0);
+      const Reg next = b.temp(Type::kS32, "next_block");
+      b.add(next, kb, imm(1));
+      issue_kv(next);
     });
     advance(issue_ring);
   });
