@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On the device, from a build made here (tools/device/prepare.sh, carry [".carry"]): compute-sanitizer's
 # memcheck, racecheck, synccheck and initcheck over the GPU tests at small shapes, for each kernel: the
-# fallback, the BF16 kernel, the emitted FP8 kernel, the quantizer, and the public API's dispatch over odd
-# sequence lengths. Every tool's output goes to $OUT/sanitizers.log with its summary line; exit 1 if any
+# fallback, the BF16 kernel, the emitted FP8 kernels (lean P at d_qk = 192 and the V^T workspace's pre-pass and
+# kernels included), the quantizer, and the public API's dispatch over odd sequence lengths. Every tool's output goes to $OUT/sanitizers.log with its summary line; exit 1 if any
 # tool reports an error or a test fails under it.
 # Usage: [TOOLS="synccheck ..."] [TOOL_TIMEOUT=s] [CARRY=.carry-NAME] bash tools/device/run_sanitizers.sh [GTEST_FILTER]
 # (CARRY: the folder holding the zyfa_gpu_tests to check, for another build; default .carry)
@@ -15,6 +15,10 @@ patterns=(
   'Shapes/Bf16Accuracy.*_s300_*'
   'Shapes/Fp8AsmAccuracy.*_s1_*' 'Shapes/Fp8AsmAccuracy.*_s7_*' 'Shapes/Fp8AsmAccuracy.*_s128_*'
   'Shapes/Fp8AsmAccuracy.*_s129_*'
+  # Lean P at d_qk = 192 (session 18's code objects) and the V^T workspace (the pre-pass, then the kernels
+  # that copy V^T by TMA): their smallest cases, which need (nheads / nheads_k) * seqlen >= 16K keys.
+  'Shapes/Fp8AsmAccuracy.*_s1000_*leanp*' 'Shapes/Fp8AsmAccuracy.*leanp*mmasync' 'Shapes/Fp8VtWorkspace.*_s4097_*' 'Shapes/Fp8VtWorkspace.*_s4100_*'
+  'Shapes/Fp8VtWorkspace.*_s6000_*'
   'Shapes/QuantizeGpu.*'
   'Seqlens/ReliabilityOddShapes.*_s1_*' 'Seqlens/ReliabilityOddShapes.*_s2_*'
   'Seqlens/ReliabilityOddShapes.*_s127_*' 'Seqlens/ReliabilityOddShapes.*_s129_*'
