@@ -1,5 +1,5 @@
 // Spreads independent work units over the host's cores: the CPU backend and the fp64 oracle both run
-// one unit per (batch, head[, query tile]) with no shared writes, so a shared counter is all they need.
+// one unit per (batch, head, block of query rows) with no shared writes, so a shared counter is all they need.
 #ifndef ZYFA_REF_PARALLEL_FOR_HPP_
 #define ZYFA_REF_PARALLEL_FOR_HPP_
 

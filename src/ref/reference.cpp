@@ -27,8 +27,13 @@ struct KvRows {
   std::vector<double> k, v;
 };
 
-void load_kv(const Problem &p, int64_t b, int64_t hk, KvRows &kv) {
-  for (int64_t s = 0; s < p.seqlen; ++s) {
+// Query rows per work unit: enough rows that loading their keys (up to the chunk's last row) costs little
+// beside attending to them, few enough that one head of a long sequence spreads over every core.
+constexpr int64_t kRowsPerUnit = 128;
+
+// Rows 0 .. rows - 1 of keys and values.
+void load_kv(const Problem &p, int64_t b, int64_t hk, int64_t rows, KvRows &kv) {
+  for (int64_t s = 0; s < rows; ++s) {
     for (int64_t d = 0; d < p.d_qk; ++d)
       kv.k[size_t(s * p.d_qk + d)] = input_value(p, p.k, p.k_descale, b, s, hk, hk, d);
     for (int64_t d = 0; d < p.d_v; ++d)
@@ -70,7 +75,9 @@ ReferenceResult attention_fp64(const Problem &p) {
   ReferenceResult result;
   result.out.assign(size_t(p.batch * p.seqlen * p.nheads * p.d_v), 0.0);
   result.lse.assign(size_t(p.batch * p.nheads * p.seqlen), 0.0);
-  const int64_t units = p.batch * p.nheads;
+  const int64_t heads = p.batch * p.nheads;
+  const int64_t chunks = (p.seqlen + kRowsPerUnit - 1) / kRowsPerUnit;
+  const int64_t units = heads * chunks;
   const int workers = worker_count(units);
   // Every buffer is sized here, before the threads start: a worker never allocates.
   std::vector<KvRows> kv(static_cast<size_t>(workers));
@@ -81,10 +88,13 @@ ReferenceResult attention_fp64(const Problem &p) {
   std::vector<std::vector<double>> scores(size_t(workers), std::vector<double>(size_t(p.seqlen)));
   std::vector<std::vector<double>> q_rows(size_t(workers), std::vector<double>(size_t(p.d_qk)));
   parallel_for(units, [&](int w, int64_t unit) {
-    const int64_t b = unit / p.nheads, h = unit % p.nheads, hk = h / p.group();
-    load_kv(p, b, hk, kv[size_t(w)]);
+    // The last chunks (the longest rows) go first, so the workers finish together.
+    const int64_t chunk = chunks - 1 - unit / heads;
+    const int64_t b = (unit % heads) / p.nheads, h = (unit % heads) % p.nheads, hk = h / p.group();
+    const int64_t row0 = chunk * kRowsPerUnit, row1 = std::min(row0 + kRowsPerUnit, p.seqlen);
+    load_kv(p, b, hk, row1, kv[size_t(w)]);
     double *q_row = q_rows[size_t(w)].data();
-    for (int64_t i = 0; i < p.seqlen; ++i) {
+    for (int64_t i = row0; i < row1; ++i) {
       for (int64_t d = 0; d < p.d_qk; ++d) q_row[d] = input_value(p, p.q, p.q_descale, b, i, h, hk, d);
       double *out_row = &result.out[size_t(((b * p.seqlen + i) * p.nheads + h) * p.d_v)];
       result.lse[size_t((b * p.nheads + h) * p.seqlen + i)] =
