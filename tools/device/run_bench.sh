@@ -8,10 +8,11 @@
 # --inputs=, --repeats=, --idle-s=, --p-rounding=) go to both zyfa_bench and bench/peers.py, so a part can be
 # split to stay inside the 10-minute limit of one device command (--p-rounding=default,lean,exact adds zyfa FP8
 # runs with an explicit P rounding; peers.py accepts it and ignores it). --impls= is split between the two:
-# zyfa and cudnn go to zyfa_bench, the rest to peers.py, and a step whose share is empty does not run. Each part writes $OUT/part-PART.json (records,
-# exact command, clocks before and after, the SM clock and power sampled every 200 ms while it ran, versions)
-# and appends to $OUT/bench.log; bench/results_file.py merge turns the parts into
-# bench/results/<date>-<gpu>.json here. Several parts can run in one device command, one after another.
+# zyfa and cudnn go to zyfa_bench, the rest to peers.py, and a step whose share is empty does not run. Each
+# part writes $OUT/part-PART.json (records, exact command, clocks before and after, the SM clock and power
+# sampled every 200 ms while it ran, versions) and appends to $OUT/bench.log; bench/results_file.py merge turns
+# the parts into bench/results/<date>-<gpu>.json here. Several parts can run in one device command, one after
+# another.
 set -uo pipefail
 
 readonly PART="${1:?usage: tools/device/run_bench.sh check|kernel|peers-kernel|sustained|accuracy|reconcile [FLAGS...]}"
