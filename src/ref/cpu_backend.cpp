@@ -174,19 +174,15 @@ void attend_row(const Problem &p, const HeadConstants &k, int64_t b, int64_t h, 
 }  // namespace
 
 void attention_cpu_backend(const Problem &p) {
-  const int64_t tiles = (p.seqlen + nx::kQueryTile - 1) / nx::kQueryTile;
-  const int64_t heads = p.batch * p.nheads;
-  const int64_t units = heads * tiles;
-  std::vector<Scratch> scratch(size_t(worker_count(units)), Scratch(p));
-  parallel_for(units, [&](int w, int64_t unit) {
-    // The last tiles (the longest rows) go first, so the workers finish together.
-    const int64_t tile = tiles - 1 - unit / heads;
-    const int64_t b = (unit % heads) / p.nheads, h = (unit % heads) % p.nheads, hk = h / p.group();
-    const int64_t row0 = tile * nx::kQueryTile, row1 = std::min(row0 + nx::kQueryTile, p.seqlen);
+  const RowBlocks tiles{p.batch, p.nheads, p.seqlen, nx::kQueryTile};
+  std::vector<Scratch> scratch(size_t(worker_count(tiles.count())), Scratch(p));
+  parallel_for(tiles.count(), [&](int w, int64_t unit) {
+    const RowBlocks::Unit u = tiles[unit];
+    const int64_t hk = u.h / p.group();
     Scratch &s = scratch[size_t(w)];
-    load_kv(p, b, hk, row1, s);
-    const HeadConstants k = head_constants(p, b, hk);
-    for (int64_t i = row0; i < row1; ++i) attend_row(p, k, b, h, i, s);
+    load_kv(p, u.b, hk, u.row1, s);
+    const HeadConstants k = head_constants(p, u.b, hk);
+    for (int64_t i = u.row0; i < u.row1; ++i) attend_row(p, k, u.b, u.h, i, s);
   });
 }
 

@@ -1,8 +1,10 @@
 // Spreads independent work units over the host's cores: the CPU backend and the fp64 oracle both run
-// one unit per (batch, head, block of query rows) with no shared writes, so a shared counter is all they need.
+// one unit per (batch, head, block of query rows: RowBlocks) with no shared writes, so a shared counter is
+// all they need.
 #ifndef ZYFA_REF_PARALLEL_FOR_HPP_
 #define ZYFA_REF_PARALLEL_FOR_HPP_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -16,6 +18,24 @@ int worker_count(int64_t n_units);
 // The calling thread is worker 0. If the system refuses a thread, the remaining workers take its share,
 // so every unit still runs exactly once. `body` must not throw.
 void parallel_for(int64_t n_units, const std::function<void(int worker, int64_t unit)> &body);
+
+// Causal attention's units: (batch, head, block of `rows` query rows), numbered so that the blocks of the
+// last rows, which attend to the most keys, come first and the workers finish together.
+struct RowBlocks {
+  int64_t batch, nheads, seqlen, rows;
+  struct Unit {
+    int64_t b, h, row0, row1;  // rows row0 .. row1 - 1 of (batch b, head h)
+  };
+  int64_t count() const { return batch * nheads * blocks(); }
+  Unit operator[](int64_t unit) const {
+    const int64_t heads = batch * nheads, block = blocks() - 1 - unit / heads;
+    const int64_t row0 = block * rows;
+    return {(unit % heads) / nheads, (unit % heads) % nheads, row0, std::min(row0 + rows, seqlen)};
+  }
+
+ private:
+  int64_t blocks() const { return (seqlen + rows - 1) / rows; }
+};
 
 }  // namespace zyfa::ref
 

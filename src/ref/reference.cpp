@@ -75,10 +75,8 @@ ReferenceResult attention_fp64(const Problem &p) {
   ReferenceResult result;
   result.out.assign(size_t(p.batch * p.seqlen * p.nheads * p.d_v), 0.0);
   result.lse.assign(size_t(p.batch * p.nheads * p.seqlen), 0.0);
-  const int64_t heads = p.batch * p.nheads;
-  const int64_t chunks = (p.seqlen + kRowsPerUnit - 1) / kRowsPerUnit;
-  const int64_t units = heads * chunks;
-  const int workers = worker_count(units);
+  const RowBlocks chunks{p.batch, p.nheads, p.seqlen, kRowsPerUnit};
+  const int workers = worker_count(chunks.count());
   // Every buffer is sized here, before the threads start: a worker never allocates.
   std::vector<KvRows> kv(static_cast<size_t>(workers));
   for (KvRows &rows : kv) {
@@ -87,14 +85,12 @@ ReferenceResult attention_fp64(const Problem &p) {
   }
   std::vector<std::vector<double>> scores(size_t(workers), std::vector<double>(size_t(p.seqlen)));
   std::vector<std::vector<double>> q_rows(size_t(workers), std::vector<double>(size_t(p.d_qk)));
-  parallel_for(units, [&](int w, int64_t unit) {
-    // The last chunks (the longest rows) go first, so the workers finish together.
-    const int64_t chunk = chunks - 1 - unit / heads;
-    const int64_t b = (unit % heads) / p.nheads, h = (unit % heads) % p.nheads, hk = h / p.group();
-    const int64_t row0 = chunk * kRowsPerUnit, row1 = std::min(row0 + kRowsPerUnit, p.seqlen);
-    load_kv(p, b, hk, row1, kv[size_t(w)]);
+  parallel_for(chunks.count(), [&](int w, int64_t unit) {
+    const RowBlocks::Unit u = chunks[unit];
+    const int64_t b = u.b, h = u.h, hk = h / p.group();
+    load_kv(p, b, hk, u.row1, kv[size_t(w)]);
     double *q_row = q_rows[size_t(w)].data();
-    for (int64_t i = row0; i < row1; ++i) {
+    for (int64_t i = u.row0; i < u.row1; ++i) {
       for (int64_t d = 0; d < p.d_qk; ++d) q_row[d] = input_value(p, p.q, p.q_descale, b, i, h, hk, d);
       double *out_row = &result.out[size_t(((b * p.seqlen + i) * p.nheads + h) * p.d_v)];
       result.lse[size_t((b * p.nheads + h) * p.seqlen + i)] =
