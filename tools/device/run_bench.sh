@@ -62,8 +62,9 @@ for f in "${FLAGS[@]}"; do
         if [[ "$ZYFA_BENCH_IMPLS" == *" $impl "* ]]; then bench_share+=("$impl"); else peer_share+=("$impl"); fi
       done
       RUN_BENCH=$(( ${#bench_share[@]} > 0 )) RUN_PEERS=$(( ${#peer_share[@]} > 0 ))
-      BENCH_FLAGS+=("--impls=$(IFS=,; echo "${bench_share[*]}")")
-      BENCH_ONLY_FLAGS+=("--impls=$(IFS=,; echo "${bench_share[*]}")")
+      bench_impls="--impls=$(IFS=,; echo "${bench_share[*]}")"
+      BENCH_FLAGS+=("$bench_impls")
+      BENCH_ONLY_FLAGS+=("$bench_impls")
       PEER_FLAGS+=("--impls=$(IFS=,; echo "${peer_share[*]}")")
       ;;
     --families=*) IFS=, read -r -a FAMILIES <<< "${f#--families=}"; BENCH_FLAGS+=("$f"); PEER_FLAGS+=("$f") ;;
