@@ -22,13 +22,15 @@ struct KernelChoice {
   // Work a launch would otherwise do the first time (loading a code object), done by zyfa_attn_prepare so
   // that a captured first call stays a pure launch. nullptr: nothing to prepare.
   int (*prepare)(const Problem &) = nullptr;
+  // Query heads of one kv head per job (a cluster of as many CTAs sharing K and V). nullptr: one.
+  int (*heads_per_job)(const Problem &) = nullptr;
 };
 
 bool always(const Problem &) { return true; }
 
 const KernelChoice kKernels[] = {
     {"bf16 hopper attention", kernels::bf16_attention_supports, kernels::bf16_attention_ctas_per_sm,
-     kernels::launch_bf16_attention},
+     kernels::launch_bf16_attention, nullptr, kernels::bf16_attention_heads_per_job},
     {"fp8 asm attention (wgmma)", kernels::fp8_wgmma_attention_supports, kernels::fp8_attention_ctas_per_sm,
      kernels::launch_fp8_wgmma_attention, kernels::prepare_fp8_wgmma_attention},
     {"fp8 asm attention (mma.sync)", kernels::fp8_asm_attention_supports, kernels::fp8_attention_ctas_per_sm,
@@ -69,7 +71,8 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   if (zyfa_status s = check_split_p(problem, kernel)) return s;
   PlanCache &cache = PlanCache::global();
   std::shared_ptr<const Plan> plan;
-  if (zyfa_status s = cache.acquire(plan_key_of(problem, device), kernel.ctas_per_sm(), /*may_build=*/!capturing,
+  const GridShape grid{kernel.ctas_per_sm(), kernel.heads_per_job ? kernel.heads_per_job(problem) : 1};
+  if (zyfa_status s = cache.acquire(plan_key_of(problem, device), grid, /*may_build=*/!capturing,
                                     /*pin=*/capturing, &plan)) {
     return s;
   }

@@ -104,14 +104,17 @@ namespace {
 struct CacheKey {
   PlanKey plan;
   int ctas_per_sm = 0;
-  bool operator==(const CacheKey &o) const { return plan == o.plan && ctas_per_sm == o.ctas_per_sm; }
+  int heads_per_job = 1;
+  bool operator==(const CacheKey &o) const {
+    return plan == o.plan && ctas_per_sm == o.ctas_per_sm && heads_per_job == o.heads_per_job;
+  }
 };
 
 struct CacheKeyHash {
   size_t operator()(const CacheKey &k) const {
     const int64_t fields[] = {k.plan.device, int64_t(k.plan.dtype), k.plan.d_qk,    k.plan.d_v,
                               k.plan.batch,  k.plan.nheads,         k.plan.nheads_k, k.plan.seqlen,
-                              k.ctas_per_sm};
+                              k.ctas_per_sm, k.heads_per_job};
     size_t h = 0;
     for (int64_t f : fields) {
       // The boost::hash_combine recipe (golden-ratio constant): cheap and spreads small integers.
@@ -256,13 +259,20 @@ struct PlanCache::Impl {
   zyfa_status build(const CacheKey &key, EntryList *built) {
     std::vector<Job> table;
     const PlanKey &k = key.plan;
-    if (zyfa_status s = build_job_table(k.batch, k.nheads, k.nheads_k, k.seqlen, &table)) return s;
+    // A job of heads_per_job heads is one entry of a table over nheads / heads_per_job "heads" per batch,
+    // whose kv head is the same: entry head h stands for query heads h * heads_per_job + 0 .. heads_per_job - 1.
+    if (k.nheads % (k.nheads_k * int64_t(key.heads_per_job)) != 0) {
+      return fail(ZYFA_STATUS_INTERNAL, "plan cache: heads_per_job = %d does not divide the group of %lld heads",
+                  key.heads_per_job, (long long)(k.nheads / k.nheads_k));
+    }
+    if (zyfa_status s = build_job_table(k.batch, k.nheads / key.heads_per_job, k.nheads_k, k.seqlen, &table)) return s;
     const int sms = backing->memory->multiprocessor_count(k.device);
     if (sms < 1) {
       return fail(ZYFA_STATUS_CUDA_ERROR, "plan cache: could not read the multiprocessor count of device %d",
                   k.device);
     }
-    const int64_t grid = std::min<int64_t>(int64_t(sms) * key.ctas_per_sm, int64_t(table.size()));
+    const int64_t grid =
+        std::min<int64_t>(std::max<int64_t>(int64_t(sms) * key.ctas_per_sm / key.heads_per_job, 1), int64_t(table.size()));
     try {
       balance_tail(&table, grid);
     } catch (const std::bad_alloc &) {
@@ -286,6 +296,7 @@ struct PlanCache::Impl {
     plan->schedule.jobs = static_cast<const Job *>(device_table);
     plan->schedule.n_jobs = int32_t(n_jobs);  // build_job_table and balance_tail bound it by INT32_MAX
     plan->schedule.grid = int32_t(grid);
+    plan->schedule.heads_per_job = key.heads_per_job;
     // From here the shared_ptr owns the table; if it cannot allocate its control block it defers it.
     std::shared_ptr<const Plan> owned(plan, DeferTable{backing});
     built->push_back(Entry{key, std::move(owned)});
@@ -311,14 +322,18 @@ PlanCache &PlanCache::global() {
   return *cache;
 }
 
-zyfa_status PlanCache::acquire(const PlanKey &key, int ctas_per_sm, bool may_build, bool pin,
+zyfa_status PlanCache::acquire(const PlanKey &key, GridShape shape, bool may_build, bool pin,
                                std::shared_ptr<const Plan> *plan) {
   if (plan == nullptr) return fail(ZYFA_STATUS_INTERNAL, "plan cache: acquire without an output plan");
-  if (ctas_per_sm < 1) {
+  if (shape.ctas_per_sm < 1) {
     return fail(ZYFA_STATUS_INTERNAL, "plan cache: ctas_per_sm = %d: a kernel must run >= 1 CTA per SM",
-                ctas_per_sm);
+                shape.ctas_per_sm);
   }
-  const CacheKey cache_key{key, ctas_per_sm};
+  if (shape.heads_per_job < 1) {
+    return fail(ZYFA_STATUS_INTERNAL, "plan cache: heads_per_job = %d: a job holds >= 1 query head",
+                shape.heads_per_job);
+  }
+  const CacheKey cache_key{key, shape.ctas_per_sm, shape.heads_per_job};
   EntryList evicted;  // declared before the lock: dropped after it is released
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto found = impl_->index.find(cache_key);

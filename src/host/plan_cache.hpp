@@ -75,6 +75,15 @@ constexpr JobOrder kDefaultJobOrder = JobOrder::kHeadThenPair;
 zyfa_status build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int64_t seqlen,
                             std::vector<Job> *table, JobOrder order = kDefaultJobOrder);
 
+// How a kernel walks a plan: CTAs per SM, and query heads per job (one CTA each, the CTAs of one cluster,
+// which share every K and V copy; the table then holds one job per group of heads_per_job consecutive query
+// heads of a kv head, and the grid counts clusters). The grid depends on both, so both are in the cache's key.
+struct GridShape {
+  int ctas_per_sm = 1;
+  int heads_per_job = 1;
+  GridShape(int ctas, int heads = 1) : ctas_per_sm(ctas), heads_per_job(heads) {}  // NOLINT: an int is a plain grid
+};
+
 class PlanCache {
  public:
   static constexpr uint64_t kDefaultCapacity = 64;
@@ -89,12 +98,12 @@ class PlanCache {
   static PlanCache &global();
 
   // Finds the plan for `key`, or builds and uploads it unless `may_build` is false (a call under stream
-  // capture): then it returns ZYFA_STATUS_NOT_PREPARED. `ctas_per_sm` sizes the grid:
-  // min(SMs * ctas_per_sm, jobs); since the grid depends on it, it is part of the cache's key. A plan
+  // capture): then it returns ZYFA_STATUS_NOT_PREPARED. `shape` sizes the grid:
+  // min(SMs * ctas_per_sm / heads_per_job, jobs); since the grid depends on it, it is part of the cache's key. A plan
   // returned while captured is pinned: never evicted, since a graph holds its table's address. Every
   // lookup counts as one hit or one miss (a NOT_PREPARED or failed lookup is a miss). When the last caller
   // drops an evicted plan, its table joins the deferred list (see release_finished).
-  zyfa_status acquire(const PlanKey &key, int ctas_per_sm, bool may_build, bool pin,
+  zyfa_status acquire(const PlanKey &key, GridShape shape, bool may_build, bool pin,
                       std::shared_ptr<const Plan> *plan);
 
   // Records that a launch just queued on `stream`, which is not being captured, reads `plan`'s table (a

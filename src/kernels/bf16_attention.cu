@@ -12,15 +12,15 @@
 namespace zyfa::kernels {
 namespace {
 
-template <int kHeadDimQK>
+template <int kHeadDimQK, int kKvCtas>
 __global__ void __launch_bounds__(bf16::kThreads, 1) bf16_attention_kernel(const __grid_constant__ bf16::Params params) {
   extern __shared__ unsigned char smem[];
-  bf16::Kernel<bf16::TileShape<kHeadDimQK>>::run(params, smem);
+  bf16::Kernel<bf16::TileShape<kHeadDimQK, kKvCtas>>::run(params, smem);
 }
 
-template <int kHeadDimQK>
+template <int kHeadDimQK, int kKvCtas>
 int launch(const Problem &problem, const Schedule &schedule, cudaStream_t stream) {
-  using Shape = bf16::TileShape<kHeadDimQK>;
+  using Shape = bf16::TileShape<kHeadDimQK, kKvCtas>;
   constexpr uint32_t kBoxCols = Shape::kColumnBlock;
   bf16::Params params{};
   const int64_t b = problem.batch, s = problem.seqlen;
@@ -46,12 +46,23 @@ int launch(const Problem &problem, const Schedule &schedule, cudaStream_t stream
   params.lse = problem.lse;
 
   constexpr int kSmemBytes = bf16::shared_bytes<Shape>();
-  const auto kernel = bf16_attention_kernel<kHeadDimQK>;
+  const auto kernel = bf16_attention_kernel<kHeadDimQK, kKvCtas>;
   // Per call, not once: the attribute belongs to the current device, and it costs a host call only.
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes))
     return e;
-  kernel<<<schedule.grid, bf16::kThreads, kSmemBytes, stream>>>(params);
-  return cudaGetLastError();
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(unsigned(schedule.grid) * kKvCtas);  // the plan's walkers are clusters
+  config.blockDim = dim3(bf16::kThreads);
+  config.dynamicSmemBytes = kSmemBytes;
+  config.stream = stream;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = kKvCtas;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, params);
 }
 
 }  // namespace
@@ -67,11 +78,17 @@ bool bf16_attention_supports(const Problem &p) {
 
 int bf16_attention_ctas_per_sm() { return 1; }
 
+// Two query heads of one kv head share each K and V copy wherever the group splits into pairs.
+int bf16_attention_heads_per_job(const Problem &p) { return p.group() % 2 == 0 ? 2 : 1; }
+
 int launch_bf16_attention(const Problem &problem, const Schedule &schedule, void *stream) {
   if (schedule.jobs == nullptr || schedule.n_jobs < 1 || schedule.grid < 1) return cudaErrorInvalidValue;
   if (!bf16_attention_supports(problem)) return cudaErrorInvalidValue;
+  if (schedule.heads_per_job != bf16_attention_heads_per_job(problem)) return cudaErrorInvalidValue;
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  return problem.d_qk == 128 ? launch<128>(problem, schedule, s) : launch<192>(problem, schedule, s);
+  if (schedule.heads_per_job == 2)
+    return problem.d_qk == 128 ? launch<128, 2>(problem, schedule, s) : launch<192, 2>(problem, schedule, s);
+  return problem.d_qk == 128 ? launch<128, 1>(problem, schedule, s) : launch<192, 1>(problem, schedule, s);
 }
 
 }  // namespace zyfa::kernels

@@ -16,7 +16,9 @@
 // so the issue lasts about as long as the products run and the softmax of S_kb follows it: the overlap is
 // between the warpgroups, and a softmax longer than the other warpgroup's products idles the tensor pipe
 // (bench/NOTES.md, session 13: a timeline of the key loop).
-// A persistent grid walks the plan's pair-balanced job table.
+// A persistent grid walks the plan's pair-balanced job table. Where kKvCtas = 2, a job is two query heads of one
+// kv head, run by the two CTAs of a cluster in step: each CTA's producer copies half of every K and V tile
+// and multicasts it into both, so K and V cross from L2 once per pair of heads.
 #ifndef ZYFA_KERNELS_BF16_ATTENTION_CUH_
 #define ZYFA_KERNELS_BF16_ATTENTION_CUH_
 
@@ -25,6 +27,7 @@
 
 #include <cstdint>
 
+#include "kernels/hopper/cluster.cuh"
 #include "kernels/hopper/mbarrier.cuh"
 #include "kernels/hopper/tma.cuh"
 #include "kernels/hopper/warpgroup.cuh"
@@ -38,7 +41,7 @@ namespace nx = zyfa::numerics;
 namespace hw = zyfa::hopper;
 
 // ---------------------------------------------------------------- shapes
-template <int kHeadDimQK_, int kStages_ = 2>
+template <int kHeadDimQK_, int kKvCtas_ = 1, int kStages_ = 2>
 struct TileShape {
   static constexpr int kHeadDimQK = kHeadDimQK_;
   static constexpr int kHeadDimV = 128;
@@ -54,11 +57,13 @@ struct TileShape {
   static constexpr int kQkSteps = kHeadDimQK / kMmaK;  // k-steps of S = Q K^T
   static constexpr int kPvSteps = kKeyRows / kMmaK;    // k-steps of O += P V
   static constexpr int kStages = kStages_;             // K and V buffers each
+  static constexpr int kKvCtas = kKvCtas_;             // CTAs of a cluster that share every K and V copy
   static constexpr uint32_t kQTileBytes = uint32_t(kQueryRows) * kHeadDimQK * 2;
   static constexpr uint32_t kKTileBytes = uint32_t(kKeyRows) * kHeadDimQK * 2;
   static constexpr uint32_t kVTileBytes = uint32_t(kKeyRows) * kHeadDimV * 2;
 
   static_assert(kHeadDimQK == 128 || kHeadDimQK == 192, "the BF16 kernel serves d_qk = 128 and 192");
+  static_assert(kKvCtas == 1 || kKvCtas == 2, "K and V are shared by one CTA or by the two of a cluster");
   static_assert(kRowsPerConsumer == kMmaM, "each consumer warpgroup owns exactly one wgmma M of query rows");
   static_assert(kKeyRows == kMmaN, "one S product covers the whole key block");
   static_assert(kHeadDimV == kMmaN, "one PV product covers the whole output row");
@@ -137,12 +142,17 @@ struct TileCoord {
   int32_t batch, head, kv_head, tile;
 };
 
-// Walks this CTA's jobs (blockIdx.x, blockIdx.x + gridDim.x, ...) and, in each, its one or two query tiles.
-// Producer and consumers walk the same sequence, so every barrier phase lines up.
-template <class Fn>
+// Walks this CTA's jobs and, in each, its one or two query tiles. The walkers are the clusters (jobs
+// cluster, cluster + clusters, ...); in a job, the CTA of rank r takes query head job.head * kKvCtas + r.
+// Producer and consumers walk the same sequence, and so do the CTAs of a cluster, so every barrier phase
+// lines up.
+template <class Shape, class Fn>
 __device__ __forceinline__ void for_each_tile(const Params &p, Fn &&fn) {
-  for (int32_t i = int32_t(blockIdx.x); i < p.n_jobs; i += int32_t(gridDim.x)) {
-    const Job job = p.jobs[i];
+  const int32_t rank = Shape::kKvCtas > 1 ? int32_t(hw::cluster_rank()) : 0;
+  const int32_t walkers = int32_t(gridDim.x) / Shape::kKvCtas;
+  for (int32_t i = int32_t(blockIdx.x) / Shape::kKvCtas; i < p.n_jobs; i += walkers) {
+    Job job = p.jobs[i];
+    job.head = job.head * Shape::kKvCtas + rank;
     const int32_t kv_head = job.head / p.group;
     const int tiles = job.tile_second == kNoTile ? 1 : 2;
     // One call site, so the consumer's tile body is inlined once.
@@ -166,11 +176,30 @@ struct Producer {
     }
   }
 
+  // load_tile for the tiles the cluster shares: this CTA copies its share of the column blocks into every
+  // CTA of the cluster; the others copy the rest, so each CTA's barrier sees the whole tile's bytes.
+  template <int kCols, int kRows>
+  __device__ static void load_shared_tile(const CUtensorMap &map, __nv_bfloat16 *dst, hw::Mbarrier &barrier,
+                                          int32_t row0, int32_t head, int32_t batch, hw::L2Hint hint) {
+    if constexpr (Shape::kKvCtas == 1) {
+      load_tile<kCols, kRows>(map, dst, barrier, row0, head, batch, hint);
+    } else {
+      constexpr uint16_t kAllCtas = (1u << Shape::kKvCtas) - 1;
+      const int rank = int(hw::cluster_rank());
+#pragma unroll
+      for (int cb = 0; cb < kCols / Shape::kColumnBlock; ++cb) {
+        if (cb % Shape::kKvCtas != rank) continue;
+        hw::tma_load_4d_multicast(map, dst + cb * kRows * Shape::kColumnBlock, barrier, cb * Shape::kColumnBlock,
+                                  row0, head, batch, kAllCtas, hint);
+      }
+    }
+  }
+
   __device__ static void run(const Params &p, Storage &s) {
     auto &bar = s.barriers;
     hw::PipelineState<Shape::kStages> kv;
     uint32_t q_phase = 0;
-    for_each_tile(p, [&](const TileCoord &t) {
+    for_each_tile<Shape>(p, [&](const TileCoord &t) {
       bar.q_empty.wait(q_phase ^ 1u);
       bar.q_full.arrive_expecting(Shape::kQTileBytes);
       // Q is read by one CTA once; K and V are read by every tile of the head (and of the GQA group).
@@ -181,12 +210,12 @@ struct Producer {
         const int32_t key0 = kb * Shape::kKeyRows;
         bar.k_empty[kv.index].wait(kv.phase ^ 1u);
         bar.k_full[kv.index].arrive_expecting(Shape::kKTileBytes);
-        load_tile<Shape::kHeadDimQK, Shape::kKeyRows>(p.k_map, s.tiles.k[kv.index], bar.k_full[kv.index], key0,
-                                                      t.kv_head, t.batch, hw::L2Hint::kEvictLast);
+        load_shared_tile<Shape::kHeadDimQK, Shape::kKeyRows>(p.k_map, s.tiles.k[kv.index], bar.k_full[kv.index],
+                                                             key0, t.kv_head, t.batch, hw::L2Hint::kEvictLast);
         bar.v_empty[kv.index].wait(kv.phase ^ 1u);
         bar.v_full[kv.index].arrive_expecting(Shape::kVTileBytes);
-        load_tile<Shape::kHeadDimV, Shape::kKeyRows>(p.v_map, s.tiles.v[kv.index], bar.v_full[kv.index], key0,
-                                                     t.kv_head, t.batch, hw::L2Hint::kEvictLast);
+        load_shared_tile<Shape::kHeadDimV, Shape::kKeyRows>(p.v_map, s.tiles.v[kv.index], bar.v_full[kv.index],
+                                                            key0, t.kv_head, t.batch, hw::L2Hint::kEvictLast);
         kv.advance();
       }
     });
@@ -286,6 +315,13 @@ struct Consumer {
   // One arrival per warp on a barrier with kConsumerWarps arrivals per phase.
   __device__ void release(hw::Mbarrier &b) const {
     if (lane == 0) b.arrive();
+  }
+  // A K or V buffer goes back to every producer that copies into it: one arrival per warp on the barrier
+  // of each CTA of the cluster (kConsumerWarps * kKvCtas arrivals per phase).
+  __device__ void release_kv(hw::Mbarrier &b) const {
+    if (lane != 0) return;
+    b.arrive();
+    if constexpr (Shape::kKvCtas == 2) hw::arrive_on_rank(b, hw::cluster_rank() ^ 1u);
   }
 
   // ---- products
@@ -440,7 +476,7 @@ struct Consumer {
     hw::wgmma_wait<(kScores && kPv) ? 1 : 0>();
     pin_all();
     if constexpr (kScores) {
-      release(bar.k_empty[k_stage.index]);
+      release_kv(bar.k_empty[k_stage.index]);
       k_stage.advance();
     }
   }
@@ -462,7 +498,7 @@ struct Consumer {
     round_p(pk[1 - kIn]);
     hw::pin_registers(pk[1 - kIn]);
     wait_pv_then_rescale();
-    release(s.barriers.v_empty[v_stage.index]);
+    release_kv(s.barriers.v_empty[v_stage.index]);
     v_stage.advance();
   }
 
@@ -470,7 +506,7 @@ struct Consumer {
   template <int kIn>
   __device__ void last_pv() {
     take_turn<false, true, kIn>();
-    release(s.barriers.v_empty[v_stage.index]);
+    release_kv(s.barriers.v_empty[v_stage.index]);
     v_stage.advance();
   }
 
@@ -540,7 +576,7 @@ struct Consumer {
   __device__ void run() {
     // Consumer 0 takes the first turn: consumer 1 opens it.
     if (consumer == 1) pass_turn();
-    for_each_tile(p, [&](const TileCoord &t) { attend(t); });
+    for_each_tile<Shape>(p, [&](const TileCoord &t) { attend(t); });
   }
 };
 
@@ -565,8 +601,8 @@ struct Kernel {
       for (int i = 0; i < Shape::kStages; ++i) {
         s.barriers.k_full[i].init(1);
         s.barriers.v_full[i].init(1);
-        s.barriers.k_empty[i].init(kConsumerWarps);
-        s.barriers.v_empty[i].init(kConsumerWarps);
+        s.barriers.k_empty[i].init(kConsumerWarps * Shape::kKvCtas);
+        s.barriers.v_empty[i].init(kConsumerWarps * Shape::kKvCtas);
       }
       hw::fence_barrier_init();
     }
@@ -574,7 +610,13 @@ struct Kernel {
     // the barrier that publishes them.
     for (int i = int(threadIdx.x); i < int(sizeof(s.tiles.ones) / 4); i += kThreads) s.tiles.ones[i] = kBf16OnesPair;
     hw::fence_shared_to_async_proxy();
-    __syncthreads();
+    // A peer's copies and arrivals may reach this CTA's barriers as soon as it passes: the cluster waits
+    // for every CTA's initialization.
+    if constexpr (Shape::kKvCtas > 1) {
+      hw::cluster_sync();
+    } else {
+      __syncthreads();
+    }
 
     const int role = hw::warpgroup_index();
     if (role == 0) {
@@ -585,6 +627,8 @@ struct Kernel {
       Consumer<Shape> consumer(p, s, role - 1);
       consumer.run();
     }
+    // No CTA leaves while a peer may still copy into its shared memory or arrive on its barriers.
+    if constexpr (Shape::kKvCtas > 1) hw::cluster_sync();
   }
 };
 

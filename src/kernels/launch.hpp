@@ -14,7 +14,8 @@ namespace zyfa::kernels {
 struct Schedule {
   const Job *jobs = nullptr;  // device memory
   int32_t n_jobs = 0;
-  int32_t grid = 0;           // CTAs; each walks jobs blockIdx.x, blockIdx.x + grid, ...
+  int32_t grid = 0;           // walkers (CTAs, or clusters of heads_per_job CTAs); each walks jobs w, w + grid, ...
+  int32_t heads_per_job = 1;  // query heads of one kv head per job, one CTA each (a cluster when > 1)
 };
 
 // The general kernel: every configuration the descriptor can express, the zyfa numerics of
@@ -29,6 +30,7 @@ int fallback_ctas_per_sm();
 // `supports` says whether it takes a problem.
 bool bf16_attention_supports(const Problem &problem);
 int bf16_attention_ctas_per_sm();
+int bf16_attention_heads_per_job(const Problem &problem);
 int launch_bf16_attention(const Problem &problem, const Schedule &schedule, void *stream);
 
 // The FP8 wgmma kernel's V^T (src/kernels/fp8_vt_layout.h) written from problem.v into `workspace` (device

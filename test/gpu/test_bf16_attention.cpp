@@ -33,12 +33,15 @@ constexpr double kMaxRelRms = 3e-3;
 constexpr double kMaxLseAbs = 4e-3;
 constexpr int kRepeats = 20;
 // A grid smaller than the job count makes every CTA walk several jobs.
-constexpr int kSmallGrid = 3;  // The plan cache's schedule for a validated device problem, built for this kernel's CTAs per SM.
+constexpr int kSmallGrid = 3;
+
+// The plan cache's schedule for a validated device problem, built for this kernel's grid shape.
 std::string bf16_schedule(const Problem &p, std::shared_ptr<const Plan> *plan) {
   int device = 0;
   if (std::string s = cuda_message("cudaGetDevice", cudaGetDevice(&device)); !s.empty()) return s;
-  if (PlanCache::global().acquire(plan_key_of(p, device), kernels::bf16_attention_ctas_per_sm(),
-                                  /*may_build=*/true, /*pin=*/false, plan) != ZYFA_STATUS_SUCCESS)
+  const GridShape grid{kernels::bf16_attention_ctas_per_sm(), kernels::bf16_attention_heads_per_job(p)};
+  if (PlanCache::global().acquire(plan_key_of(p, device), grid, /*may_build=*/true, /*pin=*/false, plan) !=
+      ZYFA_STATUS_SUCCESS)
     return std::string("plan cache: ") + last_error();
   return "";
 }
