@@ -31,7 +31,7 @@ __device__ __forceinline__ void arrive_on_rank(const Mbarrier &barrier, uint32_t
   asm volatile(
       "{\n.reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" ::"r"(barrier.address()),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}" ::"r"(barrier.address()),
       "r"(rank)
       : "memory");
 }
