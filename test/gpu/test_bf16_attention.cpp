@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "host/error.hpp"
@@ -104,7 +105,11 @@ class Case {
   std::string status_;
 };
 
-std::string case_name(const ::testing::TestParamInfo<AttentionShape> &param) { return param.param.name(); }  // ---------------------------------------------------------------- accuracy against fp64 and the CPU backend  // Where a wrong result lies, to tell a broken stage from a broken layout: the relative RMS error by
+std::string case_name(const ::testing::TestParamInfo<AttentionShape> &param) { return param.param.name(); }
+
+// ---------------------------------------------------------------- accuracy against fp64 and the CPU backend
+
+// Where a wrong result lies, to tell a broken stage from a broken layout: the relative RMS error by
 // 16-row group of the query tile (which consumer warpgroup, which warp) and 16-column group of the output
 // (which half of V), and by query tile. Printed only for a failing case.
 void print_error_pattern(const AttentionShape &sh, const std::vector<double> &got, const std::vector<double> &want) {
@@ -184,11 +189,13 @@ std::vector<AttentionShape> accuracy_shapes() {
   for (int64_t d : {128, 192}) {
     shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 2, 1, 8, 1, Layout::kBSHD));  // MQA, one key
     shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 2, 7, 16, 2, Layout::kBHSD));  // GQA 8:1, a part tile
-    shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 2, 128, 4, 4, Layout::kBSHD));  // MHA, one full tile  // No LSE, one row past a tile.
+    shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 2, 128, 4, 4, Layout::kBSHD));  // MHA, one full tile
+    // No LSE, one row past a tile.
     shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 1, 129, 2, 1, Layout::kBHSD, false, /*with_lse=*/false));
     shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 2, 300, 4, 2, Layout::kStrided));  // gaps everywhere
     shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 1, 1000, 16, 2, Layout::kBSHD));  // GQA 8:1
     shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 1, 4097, 4, 1, Layout::kBHSD));  // MQA, odd tail
+    shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, d, 1, 300, 6, 2, Layout::kBSHD));  // GQA 3:1: no pairs
   }
   shapes.push_back(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 16384, 2, 1, Layout::kBSHD));  // long rows: lazy rescale over 128 blocks
   return shapes;
@@ -196,7 +203,9 @@ std::vector<AttentionShape> accuracy_shapes() {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Accuracy, ::testing::ValuesIn(accuracy_shapes()), case_name);
 
-class Bf16StructuredAccuracy : public ::testing::TestWithParam<AttentionShape> {};  // LLM-like inputs (attention sinks, massive channels, mean keys, RoPE): large score ranges that exercise
+class Bf16StructuredAccuracy : public ::testing::TestWithParam<AttentionShape> {};
+
+// LLM-like inputs (attention sinks, massive channels, mean keys, RoPE): large score ranges that exercise
 // the lazy rescale far more than Gaussian noise does.
 TEST_P(Bf16StructuredAccuracy, StructuredMatchesFp64AndCpuBackend) {
   ZYFA_SKIP_WITHOUT_GPU();
@@ -208,9 +217,13 @@ TEST_P(Bf16StructuredAccuracy, StructuredMatchesFp64AndCpuBackend) {
 INSTANTIATE_TEST_SUITE_P(Shapes, Bf16StructuredAccuracy,
                          ::testing::Values(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 2000, 8, 2, Layout::kBSHD),
                                            attention_shape(ZYFA_DTYPE_BF16, 192, 1, 2000, 8, 2, Layout::kBHSD)),
-                         case_name);  // ---------------------------------------------------------------- determinism and graph capture
+                         case_name);
 
-class Bf16Determinism : public ::testing::TestWithParam<AttentionShape> {};  // kRepeats calls on one input give the same bits, and so do a small grid (every CTA walks several jobs)
+// ---------------------------------------------------------------- determinism and graph capture
+
+class Bf16Determinism : public ::testing::TestWithParam<AttentionShape> {};
+
+// kRepeats calls on one input give the same bits, and so do a small grid (every CTA walks several jobs)
 // and a replay of the call captured in a CUDA graph (no host sync or allocation in the launch path).
 TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
   ZYFA_SKIP_WITHOUT_GPU();
@@ -250,7 +263,11 @@ TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
 INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Determinism,
                          ::testing::Values(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 1000, 16, 2, Layout::kBSHD),
                                            attention_shape(ZYFA_DTYPE_BF16, 192, 1, 1000, 16, 2, Layout::kBHSD)),
-                         case_name);  // ---------------------------------------------------------------- routing and 64-bit offsets  // A problem the kernel takes, with host pointers (the predicate never dereferences them).
+                         case_name);
+
+// ---------------------------------------------------------------- routing and 64-bit offsets
+
+// A problem the kernel takes, with host pointers (the predicate never dereferences them).
 Problem routable_problem() {
   alignas(16) static const uint16_t dummy[8] = {};
   Problem p;
@@ -266,6 +283,18 @@ Problem routable_problem() {
   p.k.batch_stride = p.v.batch_stride = 1000 * 2 * 128;
   p.softmax_scale = 1.0f;
   return p;
+}
+
+// Two query heads of one kv head share a cluster (and each K and V copy) wherever the group is even; an odd
+// group, MHA included, runs one head per CTA. The accuracy shapes cover both (GQA 8:1, 2:1 and MQA pair up;
+// MHA and GQA 3:1 do not).
+TEST(Bf16Routing, EvenGroupsPairTheirHeads) {
+  Problem p = routable_problem();
+  for (const auto &[nheads, nheads_k, pairs] : {std::tuple{8, 2, true}, {8, 1, true}, {2, 1, true}, {8, 8, false},
+                                                {6, 2, false}, {3, 1, false}}) {
+    p.nheads = nheads, p.nheads_k = nheads_k;
+    EXPECT_EQ(kernels::bf16_attention_heads_per_job(p), pairs ? 2 : 1) << nheads << ":" << nheads_k;
+  }
 }
 
 // What TMA cannot address goes to the fallback; what it can, including offsets past 4 GiB, stays here.

@@ -403,6 +403,33 @@ TEST_F(PlanCacheTest, BuildsOnceAndUploadsTheTableWithItsGrid) {
   EXPECT_EQ(int64_t(s.device_bytes), ledger->bytes_live());
 }
 
+// A kernel whose cluster of two CTAs runs two query heads of one kv head per job (the BF16 kernel where the
+// group is even): its plan is a table over half the heads, walked by half the grid, and a plan of its own.
+TEST_F(PlanCacheTest, HeadsPerJobHalveTheTableHeadsAndTheGrid) {
+  auto cache = make_cache(8);
+  for (const PlanKey &key : {key_of(1000, 1, 4, 2), key_of(32768, 2, 8, 1)}) {
+    std::vector<Job> expected = table_of(Shape{key.batch, key.nheads / 2, key.nheads_k, key.seqlen}, kDefaultJobOrder);
+    balance_tail(&expected, std::min<int64_t>(66, int64_t(expected.size())));
+    std::shared_ptr<const Plan> pairs;
+    ASSERT_EQ(cache->acquire(key, GridShape{1, 2}, /*may_build=*/true, /*pin=*/false, &pairs), ZYFA_STATUS_SUCCESS)
+        << last_error();
+    ASSERT_EQ(pairs->schedule.n_jobs, int64_t(expected.size()));
+    EXPECT_EQ(std::memcmp(pairs->schedule.jobs, expected.data(), expected.size() * sizeof(Job)), 0);
+    EXPECT_EQ(pairs->schedule.grid, std::min<int64_t>(66, int64_t(expected.size()))) << "the walkers are clusters";
+    EXPECT_EQ(pairs->schedule.heads_per_job, 2);
+    for (const Job &job : expected) EXPECT_LT(job.head, key.nheads / 2);
+    EXPECT_NE(get(*cache, key).get(), pairs.get()) << "one head per job is another plan";
+    EXPECT_EQ(get(*cache, key)->schedule.heads_per_job, 1);
+  }
+  // Heads per job must divide the group: an odd group cannot pair its heads.
+  std::shared_ptr<const Plan> plan;
+  EXPECT_EQ(cache->acquire(key_of(1000, 1, 6, 2), GridShape{1, 2}, true, false, &plan), ZYFA_STATUS_INTERNAL);
+  EXPECT_NE(std::string(last_error()).find("heads_per_job = 2"), std::string::npos) << last_error();
+  EXPECT_EQ(cache->acquire(key_of(1000), GridShape{1, 0}, true, false, &plan), ZYFA_STATUS_INTERNAL);
+  EXPECT_NE(std::string(last_error()).find("heads_per_job = 0"), std::string::npos) << last_error();
+  EXPECT_FALSE(plan);
+}
+
 TEST_F(PlanCacheTest, EvictsTheLeastRecentlyUsed) {
   auto cache = make_cache(3);
   const PlanKey k0 = key_of(128), k1 = key_of(256), k2 = key_of(384), k3 = key_of(512);
