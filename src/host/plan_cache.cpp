@@ -265,14 +265,16 @@ struct PlanCache::Impl {
       return fail(ZYFA_STATUS_INTERNAL, "plan cache: heads_per_job = %d does not divide the group of %lld heads",
                   key.heads_per_job, (long long)(k.nheads / k.nheads_k));
     }
-    if (zyfa_status s = build_job_table(k.batch, k.nheads / key.heads_per_job, k.nheads_k, k.seqlen, &table)) return s;
+    if (zyfa_status s = build_job_table(k.batch, k.nheads / key.heads_per_job, k.nheads_k, k.seqlen, &table)) {
+      return s;
+    }
     const int sms = backing->memory->multiprocessor_count(k.device);
     if (sms < 1) {
       return fail(ZYFA_STATUS_CUDA_ERROR, "plan cache: could not read the multiprocessor count of device %d",
                   k.device);
     }
-    const int64_t grid =
-        std::min<int64_t>(std::max<int64_t>(int64_t(sms) * key.ctas_per_sm / key.heads_per_job, 1), int64_t(table.size()));
+    const int64_t walkers = std::max<int64_t>(int64_t(sms) * key.ctas_per_sm / key.heads_per_job, 1);
+    const int64_t grid = std::min<int64_t>(walkers, int64_t(table.size()));
     try {
       balance_tail(&table, grid);
     } catch (const std::bad_alloc &) {

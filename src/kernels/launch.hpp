@@ -30,6 +30,8 @@ int fallback_ctas_per_sm();
 // `supports` says whether it takes a problem.
 bool bf16_attention_supports(const Problem &problem);
 int bf16_attention_ctas_per_sm();
+// Query heads of one kv head per job: 2 (the CTAs of a cluster, sharing each K and V copy) where the group is
+// even, else 1. The plan and the launch must agree on it (Schedule::heads_per_job).
 int bf16_attention_heads_per_job(const Problem &problem);
 int launch_bf16_attention(const Problem &problem, const Schedule &schedule, void *stream);
 
