@@ -26,7 +26,9 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
-// One arrival on the barrier at the same shared-memory offset as `barrier` in the cluster's CTA `rank`.
+// One arrival on the barrier at the same shared-memory offset as `barrier` in the cluster's CTA `rank`, with
+// mbarrier.arrive's default semantics (one SYNCS.ARRIVE.TRANS64.RED). A `.release.cluster` arrive here, on the
+// consumers' path after every S wait, made the paired BF16 kernel 16% slower (bench/NOTES.md, session 20).
 __device__ __forceinline__ void arrive_on_rank(const Mbarrier &barrier, uint32_t rank) {
   asm volatile(
       "{\n.reg .b32 remote;\n"
