@@ -165,32 +165,24 @@ template <class Shape>
 struct Producer {
   using Storage = SharedStorage<Shape>;
 
-  // Copies a tile of `rows` rows at row `row0` as column blocks of 64, all completing on `barrier`.
-  template <int kCols, int kRows>
+  // Copies a tile of `rows` rows at row `row0` as column blocks of 64, all completing on `barrier`. A tile the
+  // cluster shares (kShared, K and V where kKvCtas > 1): this CTA copies its share of the column blocks into
+  // every CTA of the cluster and the others copy the rest, so each CTA's barrier sees the whole tile's bytes.
+  template <int kCols, int kRows, bool kShared = false>
   __device__ static void load_tile(const CUtensorMap &map, __nv_bfloat16 *dst, hw::Mbarrier &barrier, int32_t row0,
                                    int32_t head, int32_t batch, hw::L2Hint hint) {
+    constexpr bool kMulticast = kShared && Shape::kKvCtas > 1;
+    constexpr uint16_t kAllCtas = (1u << Shape::kKvCtas) - 1;
+    const int rank = kMulticast ? int(hw::cluster_rank()) : 0;
 #pragma unroll
     for (int cb = 0; cb < kCols / Shape::kColumnBlock; ++cb) {
-      hw::tma_load_4d(map, dst + cb * kRows * Shape::kColumnBlock, barrier, cb * Shape::kColumnBlock, row0, head,
-                      batch, hint);
-    }
-  }
-
-  // load_tile for the tiles the cluster shares: this CTA copies its share of the column blocks into every
-  // CTA of the cluster; the others copy the rest, so each CTA's barrier sees the whole tile's bytes.
-  template <int kCols, int kRows>
-  __device__ static void load_shared_tile(const CUtensorMap &map, __nv_bfloat16 *dst, hw::Mbarrier &barrier,
-                                          int32_t row0, int32_t head, int32_t batch, hw::L2Hint hint) {
-    if constexpr (Shape::kKvCtas == 1) {
-      load_tile<kCols, kRows>(map, dst, barrier, row0, head, batch, hint);
-    } else {
-      constexpr uint16_t kAllCtas = (1u << Shape::kKvCtas) - 1;
-      const int rank = int(hw::cluster_rank());
-#pragma unroll
-      for (int cb = 0; cb < kCols / Shape::kColumnBlock; ++cb) {
-        if (cb % Shape::kKvCtas != rank) continue;
-        hw::tma_load_4d_multicast(map, dst + cb * kRows * Shape::kColumnBlock, barrier, cb * Shape::kColumnBlock,
-                                  row0, head, batch, kAllCtas, hint);
+      __nv_bfloat16 *const block = dst + cb * kRows * Shape::kColumnBlock;
+      const int32_t col0 = cb * Shape::kColumnBlock;
+      if constexpr (kMulticast) {
+        if (cb % Shape::kKvCtas == rank)
+          hw::tma_load_4d_multicast(map, block, barrier, col0, row0, head, batch, kAllCtas, hint);
+      } else {
+        hw::tma_load_4d(map, block, barrier, col0, row0, head, batch, hint);
       }
     }
   }
@@ -210,12 +202,12 @@ struct Producer {
         const int32_t key0 = kb * Shape::kKeyRows;
         bar.k_empty[kv.index].wait(kv.phase ^ 1u);
         bar.k_full[kv.index].arrive_expecting(Shape::kKTileBytes);
-        load_shared_tile<Shape::kHeadDimQK, Shape::kKeyRows>(p.k_map, s.tiles.k[kv.index], bar.k_full[kv.index],
-                                                             key0, t.kv_head, t.batch, hw::L2Hint::kEvictLast);
+        load_tile<Shape::kHeadDimQK, Shape::kKeyRows, true>(p.k_map, s.tiles.k[kv.index], bar.k_full[kv.index], key0,
+                                                            t.kv_head, t.batch, hw::L2Hint::kEvictLast);
         bar.v_empty[kv.index].wait(kv.phase ^ 1u);
         bar.v_full[kv.index].arrive_expecting(Shape::kVTileBytes);
-        load_shared_tile<Shape::kHeadDimV, Shape::kKeyRows>(p.v_map, s.tiles.v[kv.index], bar.v_full[kv.index],
-                                                            key0, t.kv_head, t.batch, hw::L2Hint::kEvictLast);
+        load_tile<Shape::kHeadDimV, Shape::kKeyRows, true>(p.v_map, s.tiles.v[kv.index], bar.v_full[kv.index], key0,
+                                                           t.kv_head, t.batch, hw::L2Hint::kEvictLast);
         kv.advance();
       }
     });
