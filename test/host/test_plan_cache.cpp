@@ -323,10 +323,11 @@ PlanKey key_of(int64_t seqlen, int64_t batch = 2, int64_t nheads = 8, int64_t nh
   return PlanKey{/*device=*/0, ZYFA_DTYPE_BF16, 128, 128, batch, nheads, nheads_k, seqlen};
 }
 
-// The table the cache should have uploaded for `k` on the test's 132 SMs: built, then its tail balanced.
-std::vector<Job> table_of(const PlanKey &k, int ctas_per_sm = 1) {
-  std::vector<Job> table = table_of(Shape{k.batch, k.nheads, k.nheads_k, k.seqlen}, kDefaultJobOrder);
-  balance_tail(&table, std::min<int64_t>(132 * ctas_per_sm, int64_t(table.size())));
+// The table the cache should have uploaded for `k` on the test's 132 SMs: built over nheads / heads_per_job
+// heads, then its tail balanced over as many walkers (CTAs, or clusters of heads_per_job CTAs) as fit.
+std::vector<Job> table_of(const PlanKey &k, int ctas_per_sm = 1, int heads_per_job = 1) {
+  std::vector<Job> table = table_of(Shape{k.batch, k.nheads / heads_per_job, k.nheads_k, k.seqlen}, kDefaultJobOrder);
+  balance_tail(&table, std::min<int64_t>(132 * ctas_per_sm / heads_per_job, int64_t(table.size())));
   return table;
 }
 
@@ -408,8 +409,7 @@ TEST_F(PlanCacheTest, BuildsOnceAndUploadsTheTableWithItsGrid) {
 TEST_F(PlanCacheTest, HeadsPerJobHalveTheTableHeadsAndTheGrid) {
   auto cache = make_cache(8);
   for (const PlanKey &key : {key_of(1000, 1, 4, 2), key_of(32768, 2, 8, 1)}) {
-    std::vector<Job> expected = table_of(Shape{key.batch, key.nheads / 2, key.nheads_k, key.seqlen}, kDefaultJobOrder);
-    balance_tail(&expected, std::min<int64_t>(66, int64_t(expected.size())));
+    const std::vector<Job> expected = table_of(key, /*ctas_per_sm=*/1, /*heads_per_job=*/2);
     std::shared_ptr<const Plan> pairs;
     ASSERT_EQ(cache->acquire(key, GridShape{1, 2}, /*may_build=*/true, /*pin=*/false, &pairs), ZYFA_STATUS_SUCCESS)
         << last_error();
