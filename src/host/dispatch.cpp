@@ -1,7 +1,10 @@
 #include "host/dispatch.hpp"
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 #include "host/cuda_api.hpp"
 #include "host/error.hpp"
@@ -22,15 +25,18 @@ struct KernelChoice {
   // Work a launch would otherwise do the first time (loading a code object), done by zyfa_attn_prepare so
   // that a captured first call stays a pure launch. nullptr: nothing to prepare.
   int (*prepare)(const Problem &) = nullptr;
-  // Query heads of one kv head per job (a cluster of as many CTAs sharing K and V). nullptr: one.
+  // Query heads of one kv head per job the kernel prefers (a cluster of as many CTAs sharing K and V), and how
+  // many such clusters the current context holds at once (a cudaError_t value). nullptr: one head per job.
   int (*heads_per_job)(const Problem &) = nullptr;
+  int (*max_active_clusters)(const Problem &, int heads_per_job, int *clusters) = nullptr;
 };
 
 bool always(const Problem &) { return true; }
 
 const KernelChoice kKernels[] = {
     {"bf16 hopper attention", kernels::bf16_attention_supports, kernels::bf16_attention_ctas_per_sm,
-     kernels::launch_bf16_attention, nullptr, kernels::bf16_attention_heads_per_job},
+     kernels::launch_bf16_attention, nullptr, kernels::bf16_attention_heads_per_job,
+     kernels::bf16_attention_max_active_clusters},
     {"fp8 asm attention (wgmma)", kernels::fp8_wgmma_attention_supports, kernels::fp8_attention_ctas_per_sm,
      kernels::launch_fp8_wgmma_attention, kernels::prepare_fp8_wgmma_attention},
     {"fp8 asm attention (mma.sync)", kernels::fp8_asm_attention_supports, kernels::fp8_attention_ctas_per_sm,
@@ -58,6 +64,33 @@ zyfa_status check_split_p(const Problem &problem, const KernelChoice &kernel) {
               reason.c_str());
 }
 
+// How `kernel` walks `problem`'s plan. Query heads per job: the kernel's preference where the current context
+// holds a cluster of that many CTAs, else one (an MPS or green-context partition may hold none, and a clustered
+// launch there would fail rather than run); and the grid capped at the clusters it holds at once. Asked once per
+// device, context, kernel and head dim (a failed query is asked again next call).
+GridShape grid_shape(const KernelChoice &kernel, const Problem &problem, int device) {
+  const int preferred = kernel.heads_per_job ? kernel.heads_per_job(problem) : 1;
+  if (preferred == 1 || kernel.max_active_clusters == nullptr) return GridShape{kernel.ctas_per_sm(), preferred};
+  const GridShape unpaired{kernel.ctas_per_sm(), 1};
+  unsigned long long context = 0;
+  if (cuda::current_context_id(&context) != 0) return unpaired;
+  static std::mutex mutex;
+  static std::map<std::tuple<int, unsigned long long, const KernelChoice *, int64_t, int>, int> held;
+  const auto key = std::make_tuple(device, context, &kernel, problem.d_qk, preferred);
+  int clusters = 0;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = held.find(key); it != held.end()) clusters = it->second, known = true;
+  }
+  if (!known) {
+    if (kernel.max_active_clusters(problem, preferred, &clusters) != 0) return unpaired;
+    std::lock_guard<std::mutex> lock(mutex);
+    held.emplace(key, clusters);
+  }
+  return clusters > 0 ? GridShape{kernel.ctas_per_sm(), preferred, clusters} : unpaired;
+}
+
 }  // namespace
 
 zyfa_status check_split_p(const Problem &problem) { return check_split_p(problem, choose_kernel(problem)); }
@@ -71,7 +104,7 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   if (zyfa_status s = check_split_p(problem, kernel)) return s;
   PlanCache &cache = PlanCache::global();
   std::shared_ptr<const Plan> plan;
-  const GridShape grid{kernel.ctas_per_sm(), kernel.heads_per_job ? kernel.heads_per_job(problem) : 1};
+  const GridShape grid = grid_shape(kernel, problem, device);
   if (zyfa_status s = cache.acquire(plan_key_of(problem, device), grid, /*may_build=*/!capturing,
                                     /*pin=*/capturing, &plan)) {
     return s;

@@ -105,8 +105,10 @@ struct CacheKey {
   PlanKey plan;
   int ctas_per_sm = 0;
   int heads_per_job = 1;
+  int max_walkers = 0;
   bool operator==(const CacheKey &o) const {
-    return plan == o.plan && ctas_per_sm == o.ctas_per_sm && heads_per_job == o.heads_per_job;
+    return plan == o.plan && ctas_per_sm == o.ctas_per_sm && heads_per_job == o.heads_per_job &&
+           max_walkers == o.max_walkers;
   }
 };
 
@@ -114,7 +116,7 @@ struct CacheKeyHash {
   size_t operator()(const CacheKey &k) const {
     const int64_t fields[] = {k.plan.device, int64_t(k.plan.dtype), k.plan.d_qk,    k.plan.d_v,
                               k.plan.batch,  k.plan.nheads,         k.plan.nheads_k, k.plan.seqlen,
-                              k.ctas_per_sm, k.heads_per_job};
+                              k.ctas_per_sm, k.heads_per_job, k.max_walkers};
     size_t h = 0;
     for (int64_t f : fields) {
       // The boost::hash_combine recipe (golden-ratio constant): cheap and spreads small integers.
@@ -273,7 +275,8 @@ struct PlanCache::Impl {
       return fail(ZYFA_STATUS_CUDA_ERROR, "plan cache: could not read the multiprocessor count of device %d",
                   k.device);
     }
-    const int64_t walkers = std::max<int64_t>(int64_t(sms) * key.ctas_per_sm / key.heads_per_job, 1);
+    int64_t walkers = std::max<int64_t>(int64_t(sms) * key.ctas_per_sm / key.heads_per_job, 1);
+    if (key.max_walkers > 0) walkers = std::min<int64_t>(walkers, key.max_walkers);
     const int64_t grid = std::min<int64_t>(walkers, int64_t(table.size()));
     try {
       balance_tail(&table, grid);
@@ -335,7 +338,11 @@ zyfa_status PlanCache::acquire(const PlanKey &key, GridShape shape, bool may_bui
     return fail(ZYFA_STATUS_INTERNAL, "plan cache: heads_per_job = %d: a job holds >= 1 query head",
                 shape.heads_per_job);
   }
-  const CacheKey cache_key{key, shape.ctas_per_sm, shape.heads_per_job};
+  if (shape.max_walkers < 0) {
+    return fail(ZYFA_STATUS_INTERNAL, "plan cache: max_walkers = %d: 0 (no cap) or a count of walkers",
+                shape.max_walkers);
+  }
+  const CacheKey cache_key{key, shape.ctas_per_sm, shape.heads_per_job, shape.max_walkers};
   EntryList evicted;  // declared before the lock: dropped after it is released
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto found = impl_->index.find(cache_key);

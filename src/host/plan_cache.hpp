@@ -77,11 +77,15 @@ zyfa_status build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int
 
 // How a kernel walks a plan: CTAs per SM, and query heads per job (one CTA each, the CTAs of one cluster,
 // which share every K and V copy; the table then holds one job per group of heads_per_job consecutive query
-// heads of a kv head, and the grid counts clusters). The grid depends on both, so both are in the cache's key.
+// heads of a kv head, and the grid counts clusters). max_walkers, where above 0, caps the grid at the clusters
+// the device holds at once (a persistent walker that waits for another's SMs would double the call's time).
+// The grid depends on all three, so all three are in the cache's key.
 struct GridShape {
   int ctas_per_sm = 1;
   int heads_per_job = 1;
-  GridShape(int ctas, int heads = 1) : ctas_per_sm(ctas), heads_per_job(heads) {}  // NOLINT: an int is a plain grid
+  int max_walkers = 0;
+  GridShape(int ctas, int heads = 1, int walkers = 0)  // NOLINT: an int is a plain grid
+      : ctas_per_sm(ctas), heads_per_job(heads), max_walkers(walkers) {}
 };
 
 class PlanCache {
@@ -99,7 +103,8 @@ class PlanCache {
 
   // Finds the plan for `key`, or builds and uploads it unless `may_build` is false (a call under stream
   // capture): then it returns ZYFA_STATUS_NOT_PREPARED. `shape` sizes the grid:
-  // min(SMs * ctas_per_sm / heads_per_job, jobs); since the grid depends on it, it is part of the cache's key. A plan
+  // min(SMs * ctas_per_sm / heads_per_job, max_walkers if above 0, jobs); since the grid depends on it, it is part
+  // of the cache's key. A plan
   // returned while captured is pinned: never evicted, since a graph holds its table's address. Every
   // lookup counts as one hit or one miss (a NOT_PREPARED or failed lookup is a miss). When the last caller
   // drops an evicted plan, its table joins the deferred list (see release_finished).

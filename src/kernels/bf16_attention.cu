@@ -18,6 +18,36 @@ __global__ void __launch_bounds__(bf16::kThreads, 1) bf16_attention_kernel(const
   bf16::Kernel<bf16::TileShape<kHeadDimQK, kKvCtas>>::run(params, smem);
 }
 
+// The launch configuration of a grid of `walkers` clusters of kKvCtas CTAs, as the launch and the occupancy
+// query both need it.
+template <int kHeadDimQK, int kKvCtas>
+struct LaunchShape {
+  static constexpr int kSmemBytes = bf16::shared_bytes<bf16::TileShape<kHeadDimQK, kKvCtas>>();
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute cluster{};
+
+  LaunchShape(int32_t walkers, cudaStream_t stream) {
+    config.gridDim = dim3(unsigned(walkers) * kKvCtas);  // the plan's walkers are clusters
+    config.blockDim = dim3(bf16::kThreads);
+    config.dynamicSmemBytes = kSmemBytes;
+    config.stream = stream;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = kKvCtas;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+  }
+  LaunchShape(const LaunchShape &) = delete;  // config.attrs points into this object
+  LaunchShape &operator=(const LaunchShape &) = delete;
+
+  // Per call, not once: the attribute belongs to the current device, and it costs a host call only.
+  cudaError_t prepare() const {
+    return cudaFuncSetAttribute(bf16_attention_kernel<kHeadDimQK, kKvCtas>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  }
+};
+
 template <int kHeadDimQK, int kKvCtas>
 int launch(const Problem &problem, const Schedule &schedule, cudaStream_t stream) {
   using Shape = bf16::TileShape<kHeadDimQK, kKvCtas>;
@@ -45,24 +75,20 @@ int launch(const Problem &problem, const Schedule &schedule, cudaStream_t stream
   params.out_head_stride = problem.out.head_stride;
   params.lse = problem.lse;
 
-  constexpr int kSmemBytes = bf16::shared_bytes<Shape>();
-  const auto kernel = bf16_attention_kernel<kHeadDimQK, kKvCtas>;
-  // Per call, not once: the attribute belongs to the current device, and it costs a host call only.
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes))
-    return e;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(unsigned(schedule.grid) * kKvCtas);  // the plan's walkers are clusters
-  config.blockDim = dim3(bf16::kThreads);
-  config.dynamicSmemBytes = kSmemBytes;
-  config.stream = stream;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = kKvCtas;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, kernel, params);
+  LaunchShape<kHeadDimQK, kKvCtas> shape(schedule.grid, stream);
+  if (cudaError_t e = shape.prepare()) return e;
+  return cudaLaunchKernelEx(&shape.config, bf16_attention_kernel<kHeadDimQK, kKvCtas>, params);
+}
+
+template <int kHeadDimQK, int kKvCtas>
+int max_active_clusters(int *clusters) {
+  LaunchShape<kHeadDimQK, kKvCtas> shape(kKvCtas, nullptr);
+  cudaError_t e = shape.prepare();
+  if (e == cudaSuccess)
+    e = cudaOccupancyMaxActiveClusters(clusters, bf16_attention_kernel<kHeadDimQK, kKvCtas>, &shape.config);
+  // A failed query is no error of the stream's work: it leaves no last error for the caller's next check.
+  if (e != cudaSuccess) cudaGetLastError();
+  return e;
 }
 
 }  // namespace
@@ -81,10 +107,21 @@ int bf16_attention_ctas_per_sm() { return 1; }
 // Two query heads of one kv head share each K and V copy wherever the group splits into pairs.
 int bf16_attention_heads_per_job(const Problem &p) { return p.group() % 2 == 0 ? 2 : 1; }
 
+int bf16_attention_max_active_clusters(const Problem &problem, int heads_per_job, int *clusters) {
+  *clusters = 0;
+  if (heads_per_job == 2)
+    return problem.d_qk == 128 ? max_active_clusters<128, 2>(clusters) : max_active_clusters<192, 2>(clusters);
+  if (heads_per_job == 1)
+    return problem.d_qk == 128 ? max_active_clusters<128, 1>(clusters) : max_active_clusters<192, 1>(clusters);
+  return cudaErrorInvalidValue;
+}
+
 int launch_bf16_attention(const Problem &problem, const Schedule &schedule, void *stream) {
   if (schedule.jobs == nullptr || schedule.n_jobs < 1 || schedule.grid < 1) return cudaErrorInvalidValue;
   if (!bf16_attention_supports(problem)) return cudaErrorInvalidValue;
-  if (schedule.heads_per_job != bf16_attention_heads_per_job(problem)) return cudaErrorInvalidValue;
+  // The preferred pairing, or one head per job where the plan found that clusters do not fit.
+  if (schedule.heads_per_job != 1 && schedule.heads_per_job != bf16_attention_heads_per_job(problem))
+    return cudaErrorInvalidValue;
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (schedule.heads_per_job == 2)
     return problem.d_qk == 128 ? launch<128, 2>(problem, schedule, s) : launch<192, 2>(problem, schedule, s);

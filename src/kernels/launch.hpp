@@ -30,9 +30,13 @@ int fallback_ctas_per_sm();
 // `supports` says whether it takes a problem.
 bool bf16_attention_supports(const Problem &problem);
 int bf16_attention_ctas_per_sm();
-// Query heads of one kv head per job: 2 (the CTAs of a cluster, sharing each K and V copy) where the group is
-// even, else 1. The plan and the launch must agree on it (Schedule::heads_per_job).
+// Query heads of one kv head per job the kernel prefers: 2 (the CTAs of a cluster, sharing each K and V copy)
+// where the group is even, else 1. A launch takes that or 1 (Schedule::heads_per_job, from the plan).
 int bf16_attention_heads_per_job(const Problem &problem);
+// How many clusters of `heads_per_job` CTAs of the kernel that runs `problem` the current context can hold at
+// once (cudaOccupancyMaxActiveClusters), into *clusters. 0 where its SMs cannot hold one, as in an MPS or
+// green-context partition: a launch with that cluster shape would fail, so the plan takes one head per job.
+int bf16_attention_max_active_clusters(const Problem &problem, int heads_per_job, int *clusters);
 int launch_bf16_attention(const Problem &problem, const Schedule &schedule, void *stream);
 
 // The FP8 wgmma kernel's V^T (src/kernels/fp8_vt_layout.h) written from problem.v into `workspace` (device

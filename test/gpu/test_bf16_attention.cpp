@@ -37,10 +37,12 @@ constexpr int kRepeats = 20;
 constexpr int kSmallGrid = 3;
 
 // The plan cache's schedule for a validated device problem, built for this kernel's grid shape.
-std::string bf16_schedule(const Problem &p, std::shared_ptr<const Plan> *plan) {
+// heads_per_job 0: the kernel's preference.
+std::string bf16_schedule(const Problem &p, std::shared_ptr<const Plan> *plan, int heads_per_job = 0) {
   int device = 0;
   if (std::string s = cuda_message("cudaGetDevice", cudaGetDevice(&device)); !s.empty()) return s;
-  const GridShape grid{kernels::bf16_attention_ctas_per_sm(), kernels::bf16_attention_heads_per_job(p)};
+  const GridShape grid{kernels::bf16_attention_ctas_per_sm(),
+                       heads_per_job > 0 ? heads_per_job : kernels::bf16_attention_heads_per_job(p)};
   if (PlanCache::global().acquire(plan_key_of(p, device), grid, /*may_build=*/true, /*pin=*/false, plan) !=
       ZYFA_STATUS_SUCCESS)
     return std::string("plan cache: ") + last_error();
@@ -83,9 +85,10 @@ class Case {
     if (grid > 0) s.grid = grid;
     return s;
   }  // Poisons the device outputs, launches, and downloads out and lse into host().
-  std::string run(int grid = 0) {
+  std::string run(int grid = 0) { return run_schedule(schedule(grid)); }
+  std::string run_schedule(const kernels::Schedule &s) {
     std::string m = poison_device_outputs();
-    if (m.empty()) m = launch_and_wait(problem_, schedule(grid));
+    if (m.empty()) m = launch_and_wait(problem_, s);
     return m.empty() ? dev_->download_outputs() : m;
   }
   std::string poison_device_outputs() const {
@@ -237,7 +240,18 @@ TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
   ASSERT_TRUE(outputs_written(h));
   const OutputSnapshot first(h);
   const int differing =
-      count_differing_repeats(h, first, kRepeats, kSmallGrid, [&](int grid) { return c.run(grid); });  // Capture one launch into a graph, poison, replay.
+      count_differing_repeats(h, first, kRepeats, kSmallGrid, [&](int grid) { return c.run(grid); });
+  // One head per CTA where the kernel pairs them, as a context whose SMs cannot hold a cluster runs it: each
+  // CTA computes exactly what it computes in a pair.
+  const bool pairs = kernels::bf16_attention_heads_per_job(c.problem()) == 2;
+  if (pairs) {
+    std::shared_ptr<const Plan> unpaired;
+    ASSERT_EQ(bf16_schedule(c.problem(), &unpaired, /*heads_per_job=*/1), "");
+    ASSERT_EQ(unpaired->schedule.heads_per_job, 1);
+    ASSERT_EQ(c.run_schedule(unpaired->schedule), "");
+    EXPECT_TRUE(first.matches(h)) << "one head per CTA against two per cluster";
+  }
+  // Capture one launch into a graph, poison, replay.
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cuda_message("cudaStreamCreate", cudaStreamCreate(&stream)), "");
   cudaGraph_t graph = nullptr;
@@ -256,8 +270,9 @@ TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
-  std::printf("[bf16] %-36s seed %llu  %d calls after the first, %d differing bitwise; graph replay %s\n",
-              sh.name().c_str(), (unsigned long long)seed, kRepeats, differing, graph_same ? "identical" : "DIFFERS");
+  std::printf("[bf16] %-36s seed %llu  %d calls after the first, %d differing bitwise;%s graph replay %s\n",
+              sh.name().c_str(), (unsigned long long)seed, kRepeats, differing,
+              pairs ? " one head per CTA identical;" : "", graph_same ? "identical" : "DIFFERS");
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Determinism,
@@ -295,6 +310,31 @@ TEST(Bf16Routing, EvenGroupsPairTheirHeads) {
     p.nheads = nheads, p.nheads_k = nheads_k;
     EXPECT_EQ(kernels::bf16_attention_heads_per_job(p), pairs ? 2 : 1) << nheads << ":" << nheads_k;
   }
+}
+
+// A whole Hopper GPU holds clusters of two of either head dim's kernel (66 on the H200's 132 SMs), so the
+// dispatcher pairs heads there; a partition that holds none gets one head per job (BitwiseEqualAcross...).
+TEST(Bf16Routing, AWholeGpuHoldsClustersOfTwo) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  int device = 0, sms = 0;
+  ASSERT_EQ(cuda_message("cudaGetDevice", cudaGetDevice(&device)), "");
+  ASSERT_EQ(cuda_message("cudaDeviceGetAttribute",
+                         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)), "");
+  Problem p = routable_problem();
+  for (int64_t d : {128, 192}) {
+    p.d_qk = d;
+    for (int heads : {1, 2}) {
+      int clusters = -1;
+      ASSERT_EQ(cuda_message("bf16_attention_max_active_clusters",
+                             kernels::bf16_attention_max_active_clusters(p, heads, &clusters)), "");
+      EXPECT_GE(clusters, sms / heads / 2) << "d_qk " << d << ", " << heads << " heads per job";
+      EXPECT_LE(clusters, sms / heads) << "d_qk " << d << ", " << heads << " heads per job";
+      std::printf("[bf16] d_qk %lld: %d clusters of %d CTAs at once on %d SMs\n", (long long)d, clusters, heads, sms);
+    }
+  }
+  int clusters = -1;
+  EXPECT_NE(kernels::bf16_attention_max_active_clusters(p, 3, &clusters), 0) << "3 heads per job";
+  EXPECT_EQ(clusters, 0);
 }
 
 // What TMA cannot address goes to the fallback; what it can, including offsets past 4 GiB, stays here.

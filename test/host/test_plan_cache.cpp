@@ -430,6 +430,31 @@ TEST_F(PlanCacheTest, HeadsPerJobHalveTheTableHeadsAndTheGrid) {
   EXPECT_FALSE(plan);
 }
 
+// Where the device holds fewer clusters than SMs / heads_per_job (an MPS or green-context partition), the grid
+// is capped at what it holds, balanced for that grid, and is a plan of its own.
+TEST_F(PlanCacheTest, MaxWalkersCapTheGrid) {
+  auto cache = make_cache(8);
+  const PlanKey key = key_of(32768, 1, 8, 2);
+  std::shared_ptr<const Plan> capped, whole;
+  ASSERT_EQ(cache->acquire(key, GridShape{1, 2, 40}, true, false, &capped), ZYFA_STATUS_SUCCESS) << last_error();
+  ASSERT_EQ(cache->acquire(key, GridShape{1, 2}, true, false, &whole), ZYFA_STATUS_SUCCESS) << last_error();
+  EXPECT_EQ(capped->schedule.grid, 40);
+  EXPECT_EQ(whole->schedule.grid, 66);
+  EXPECT_NE(capped.get(), whole.get());
+  std::vector<Job> expected = table_of(Shape{key.batch, key.nheads / 2, key.nheads_k, key.seqlen}, kDefaultJobOrder);
+  balance_tail(&expected, 40);
+  ASSERT_EQ(capped->schedule.n_jobs, int64_t(expected.size()));
+  EXPECT_EQ(std::memcmp(capped->schedule.jobs, expected.data(), expected.size() * sizeof(Job)), 0);
+  // A cap above the SMs changes nothing but the key.
+  std::shared_ptr<const Plan> loose;
+  ASSERT_EQ(cache->acquire(key, GridShape{1, 2, 1000}, true, false, &loose), ZYFA_STATUS_SUCCESS) << last_error();
+  EXPECT_EQ(loose->schedule.grid, 66);
+  std::shared_ptr<const Plan> plan;
+  EXPECT_EQ(cache->acquire(key, GridShape{1, 2, -1}, true, false, &plan), ZYFA_STATUS_INTERNAL);
+  EXPECT_NE(std::string(last_error()).find("max_walkers = -1"), std::string::npos) << last_error();
+  EXPECT_FALSE(plan);
+}
+
 TEST_F(PlanCacheTest, EvictsTheLeastRecentlyUsed) {
   auto cache = make_cache(3);
   const PlanKey k0 = key_of(128), k1 = key_of(256), k2 = key_of(384), k3 = key_of(512);
