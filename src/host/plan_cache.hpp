@@ -102,10 +102,9 @@ class PlanCache {
   static PlanCache &global();
 
   // Finds the plan for `key`, or builds and uploads it unless `may_build` is false (a call under stream
-  // capture): then it returns ZYFA_STATUS_NOT_PREPARED. `shape` sizes the grid:
-  // min(SMs * ctas_per_sm / heads_per_job, max_walkers if above 0, jobs); since the grid depends on it, it is part
-  // of the cache's key. A plan
-  // returned while captured is pinned: never evicted, since a graph holds its table's address. Every
+  // capture): then it returns ZYFA_STATUS_NOT_PREPARED. `shape` sizes the grid: min(SMs * ctas_per_sm /
+  // heads_per_job, max_walkers if above 0, jobs); since the grid depends on it, it is part of the cache's key.
+  // A plan returned while captured is pinned: never evicted, since a graph holds its table's address. Every
   // lookup counts as one hit or one miss (a NOT_PREPARED or failed lookup is a miss). When the last caller
   // drops an evicted plan, its table joins the deferred list (see release_finished).
   zyfa_status acquire(const PlanKey &key, GridShape shape, bool may_build, bool pin,
