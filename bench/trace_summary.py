@@ -5,7 +5,9 @@ zyfa command writes (bench/candidates/diag-bf16-trace.patch: ZYFA_TRACE_OUT=FILE
   python3 bench/trace_summary.py trace.csv [--skip 8]
 
 Input: CSV rows "consumer,block,P1,P2,...,Pn", SM clock stamps of the points P1..Pn of one key block in the
-order the warp passes them. Output, per consumer, in cycles: each stage Pi -> Pi+1, named after its end point
+order the warp passes them; or "consumer,tile,P1,...,Pn", the same for one query tile's boundaries (the trace
+build's FILE.tiles.csv: before the Q wait, Q there, the first turn and its S, the first softmax, the last P V's
+turn started, acquired and waited, the store done; its gap is the store to the next tile's Q wait). Output, per consumer, in cycles: each stage Pi -> Pi+1, named after its end point
 (the BF16 trace's points start, turn, issued, scores, softmax, done give the stages turn, issued (the K and V
 waits and the wgmma issue), scores (the S wait), softmax and done (the P V wait and the rescale)), then gap
 (the last point of one block to the first of the next: a tile's epilogue and first block where it is large)
@@ -20,7 +22,7 @@ import sys
 def read_blocks(lines):
     reader = csv.reader(lines)
     header = next(reader)
-    if header[:2] != ["consumer", "block"] or len(header) < 4:
+    if header[0] != "consumer" or header[1] not in ("block", "tile") or len(header) < 4:
         raise ValueError(f"not a trace: header {header}")
     points = header[2:]
     blocks = {}

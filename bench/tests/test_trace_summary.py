@@ -46,3 +46,15 @@ def test_table_has_a_row_per_stage():
 def test_not_a_trace():
     with pytest.raises(ValueError):
         trace_summary.read_blocks(["a,b,c", "1,2,3"])
+
+
+def test_reads_tile_rows_too():
+    tiles = """consumer,tile,start,q_ready,first_turn
+0,0,0,900,1000
+0,1,5000,5100,5300
+"""
+    points, rows = trace_summary.read_blocks(tiles.splitlines())
+    assert points == ["start", "q_ready", "first_turn"]
+    s = trace_summary.summarize(points, rows, skip=0)
+    assert s[0]["q_ready"] == [900, 100]
+    assert s[0]["gap"] == [5000 - 1000]
