@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/numerics.h"
+#include "ref/tensor_core_sums.hpp"
 
 namespace zyfa::asmgen {
 namespace {
@@ -726,7 +727,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
     if (w.r(b_desc_reg, lane) != b_desc || (w.r(scale_reg, lane) != 0) != scale_d ||
         (!a_regs && w.r(in.src[0].reg, lane) != a_desc))
       return "wgmma: operands that differ between lanes";
-  double a[16][32];
+  ref::Fp8Factor a[16][32];
   for (int m = 0; m < 16; ++m)
     for (int k = 0; k < 32; ++k) {
       uint8_t code;
@@ -738,14 +739,14 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
         if (!smem_at_desc(a_desc, rows0 + m, k, &addr)) return "wgmma: A outside shared memory or unmodelled";
         code = smem_[addr];
       }
-      a[m][k] = double(numerics::e4m3_value(code));
+      a[m][k] = ref::fp8_factor(code);
     }
-  std::vector<double> b(size_t(n) * 32);
+  std::vector<ref::Fp8Factor> b(size_t(n) * 32);
   for (int col = 0; col < n; ++col)
     for (int k = 0; k < 32; ++k) {
       size_t addr;
       if (!smem_at_desc(b_desc, col, k, &addr)) return "wgmma: B outside shared memory or unmodelled";
-      b[size_t(col) * 32 + size_t(k)] = double(numerics::e4m3_value(smem_[addr]));
+      b[size_t(col) * 32 + size_t(k)] = ref::fp8_factor(smem_[addr]);
     }
   std::vector<uint64_t> out(in.dst.size() * kWarpSize);
   for (int lane = 0; lane < kWarpSize; ++lane) {
@@ -753,9 +754,9 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
     for (size_t q = 0; q < in.dst.size(); ++q) {
       const int i = int(q / 4), h = int(q / 2) % 2, e = int(q % 2);
       const int m = g + 8 * h, col = 8 * i + 2 * t + e;
-      double sum = scale_d ? double(as_f32(w.r(in.dst[q], lane))) : 0.0;
-      for (int k = 0; k < 32; ++k) sum += a[m][k] * b[size_t(col) * 32 + size_t(k)];  // products of e4m3: exact
-      out[q * kWarpSize + size_t(lane)] = of_f32_result(float(sum));
+      const float acc = scale_d ? as_f32(w.r(in.dst[q], lane)) : 0.0f;
+      const float sum = ref::qgmma_sum(acc, a[m], &b[size_t(col) * 32], 1, ref::kQgmmaK);  // as the H200 sums
+      out[q * kWarpSize + size_t(lane)] = of_f32_result(sum);
     }
   }
   for (int lane = 0; lane < kWarpSize; ++lane)

@@ -3,8 +3,9 @@
 // host memory: addresses in the parameter block are host pointers, and every access must fall inside a
 // region the caller declared. cp.async copies land only when their thread waits for them (the latest the
 // hardware may complete them), so a read before the wait and the barrier sees stale bytes. What the model cannot know about the hardware: ex2/lg2 are computed
-// exactly (the GPU's approximations differ in the last bits) and an MMA sums its products exactly before
-// one rounding (the tensor core's order of fp32 additions is its own).
+// exactly (the GPU's approximations differ in the last bits) and an mma.sync sums its products exactly before
+// one rounding (the tensor core's order of fp32 additions is its own); a wgmma e4m3 sums them as the H200's
+// tensor cores do, which is known bit for bit (src/ref/tensor_core_sums.hpp).
 //
 // The Hopper machinery of the wgmma schedule is modelled too: named barriers with thread counts,
 // mbarriers (arrivals, transaction bytes, phases; a try_wait that fails yields the warp, and a round in

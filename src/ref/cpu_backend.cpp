@@ -9,6 +9,7 @@
 
 #include "kernels/numerics.h"
 #include "ref/parallel_for.hpp"
+#include "ref/tensor_core_sums.hpp"
 
 namespace zyfa::ref {
 namespace {
@@ -34,6 +35,10 @@ float raw_input(const Problem &p, const TensorRef &t, int64_t b, int64_t s, int6
   if (p.fp8()) return e4m3_table().value[static_cast<const uint8_t *>(t.ptr)[at]];
   return nx::bf16_value(static_cast<const uint16_t *>(t.ptr)[at]);
 }
+// An FP8 input element as the tensor cores read it.
+Fp8Factor raw_factor(const TensorRef &t, int64_t b, int64_t s, int64_t h, int64_t d) {
+  return fp8_factor(static_cast<const uint8_t *>(t.ptr)[t.offset(b, s, h) + d]);
+}
 
 // What stays fixed for one (batch, kv head): the scale c of numerics.h and the recurrence's choices.
 struct HeadConstants {
@@ -42,11 +47,13 @@ struct HeadConstants {
   bool fp8;
   bool lean_p;
   bool split_p;  // exact P's codes plus a second product of their e4m3 residuals
+  bool tensor_core_sums;  // FP8 products summed as the tensor cores do (tensor_core_sums.hpp)
 };
 
-HeadConstants head_constants(const Problem &p, int64_t b, int64_t hk) {
+HeadConstants head_constants(const Problem &p, Fp8Sums sums, int64_t b, int64_t hk) {
   HeadConstants k;
   k.fp8 = p.fp8();
+  k.tensor_core_sums = k.fp8 && sums == Fp8Sums::kTensorCores;
   k.lean_p = k.fp8 && p.lean_p;  // validation resolved the descriptor's p_rounding
   k.split_p = k.fp8 && p.split_p;
   k.c = p.softmax_scale * nx::kLog2e;
@@ -63,9 +70,13 @@ struct Scratch {
   std::vector<float> k, v;  // keys 0..n of one (batch, kv head), raw, rows of d_qk and d_v
   std::vector<float> q;     // one query row, raw
   std::vector<float> scores, o, acc;
-  explicit Scratch(const Problem &p)
+  // FP8 with tensor-core sums: the same inputs as factors, and a block's P (twice with split P)
+  std::vector<Fp8Factor> kf, vf, qf, pf;
+  Scratch(const Problem &p, bool factors)
       : k(size_t(p.seqlen * p.d_qk)), v(size_t(p.seqlen * p.d_v)), q(size_t(p.d_qk)),
-        scores(size_t(nx::kKeyBlock)), o(size_t(p.d_v)), acc(size_t(p.d_v)) {}
+        scores(size_t(nx::kKeyBlock)), o(size_t(p.d_v)), acc(size_t(p.d_v)),
+        kf(factors ? k.size() : 0), vf(factors ? v.size() : 0), qf(factors ? q.size() : 0),
+        pf(factors ? size_t(2 * nx::kKeyBlock) : 0) {}
 };
 
 // fp32 dot product of raw inputs. Products are exact (BF16 and e4m3 mantissas fit in fp32); eight
@@ -111,9 +122,24 @@ void block_bf16(Row &row, const float *scores, int64_t n, const float *v, const 
   }
 }
 
+// acc = sum_j p_j v_j and rs = sum_j p_j over the block's keys as the tensor cores form them: one P V
+// product, m64n136 with V^T's ones rows, over 128 keys in k-steps of 32 from a fresh accumulator (and with
+// split P a second product of the residuals into the same one).
+void tensor_core_pv(const Fp8Factor *pf, int64_t n, int products, const Fp8Factor *vf, int64_t d_v, float *acc,
+                    float &rs) {
+  static const Fp8Factor one = fp8_factor(uint8_t(nx::kE4m3CodeOfOne));
+  for (int64_t d = 0; d < d_v; ++d) {
+    acc[d] = 0.0f;
+    for (int i = 0; i < products; ++i) acc[d] = qgmma_sum(acc[d], pf + i * n, vf + d, d_v, int(n));
+  }
+  rs = 0.0f;
+  for (int i = 0; i < products; ++i) rs = qgmma_sum(rs, pf + i * n, &one, 0, int(n));
+}
+
 // FP8: P as e4m3 codes of the block scaled up (numerics.h), PV into a fresh accumulator, folded back.
-void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float *v,
-               const HeadConstants &k, int64_t d_v, float *acc) {
+// pf and vf (the block's V as factors) only with tensor-core sums.
+void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float *v, const HeadConstants &k,
+               int64_t d_v, float *acc, Fp8Factor *pf, const Fp8Factor *vf) {
   const float *code_value = e4m3_table().value;
   const float lean_scale = nx::fp8_lean_p_scale(k.c);
   const float lean_offset = nx::fp8_lean_p_offset(bmax);
@@ -121,34 +147,50 @@ void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float
   std::fill(acc, acc + d_v, 0.0f);
   float rs = 0.0f;
   auto exact_p = [&](int64_t j) { return std::exp2(std::fma(scores[j], k.c, exp_bias)); };
-  auto add = [&](int64_t j, float p) {
+  // P's code for key j of product i (0: the codes, 1: split P's residuals).
+  auto add = [&](int i, int64_t j, uint8_t code) {
+    if (k.tensor_core_sums) {
+      pf[i * n + j] = fp8_factor(code);
+      return;
+    }
+    const float p = code_value[code];
     if (p == 0.0f) return;
     rs += p;
     add_scaled(acc, v + j * d_v, p, d_v);
   };
   for (int64_t j = 0; j < n; ++j)
-    add(j, code_value[k.lean_p ? nx::lean_p_code(scores[j], lean_scale, lean_offset) : nx::e4m3_code(exact_p(j))]);
+    add(0, j, k.lean_p ? nx::lean_p_code(scores[j], lean_scale, lean_offset) : nx::e4m3_code(exact_p(j)));
   // Split P: the residuals' product, after the block's first one, into the same sums.
   if (k.split_p)
     for (int64_t j = 0; j < n; ++j) {
       const float p = exact_p(j);
-      add(j, nx::fp8_split_p_lo(p, code_value[nx::e4m3_code(p)]));
+      add(1, j, nx::e4m3_code(nx::fp8_split_p_lo(p, code_value[nx::e4m3_code(p)])));
     }
+  if (k.tensor_core_sums) tensor_core_pv(pf, n, k.split_p ? 2 : 1, vf, d_v, acc, rs);
   const float unscale = std::exp2(nx::fp8_unscale_log2(row.m, bmax, k.lean_p));
   for (int64_t d = 0; d < d_v; ++d) row.o[d] += unscale * acc[d];
   row.l += unscale * rs;
 }
 
 void load_kv(const Problem &p, int64_t b, int64_t hk, int64_t n_keys, Scratch &s) {
+  const bool factors = !s.kf.empty();
   for (int64_t j = 0; j < n_keys; ++j) {
-    for (int64_t d = 0; d < p.d_qk; ++d) s.k[size_t(j * p.d_qk + d)] = raw_input(p, p.k, b, j, hk, d);
-    for (int64_t d = 0; d < p.d_v; ++d) s.v[size_t(j * p.d_v + d)] = raw_input(p, p.v, b, j, hk, d);
+    for (int64_t d = 0; d < p.d_qk; ++d) {
+      s.k[size_t(j * p.d_qk + d)] = raw_input(p, p.k, b, j, hk, d);
+      if (factors) s.kf[size_t(j * p.d_qk + d)] = raw_factor(p.k, b, j, hk, d);
+    }
+    for (int64_t d = 0; d < p.d_v; ++d) {
+      s.v[size_t(j * p.d_v + d)] = raw_input(p, p.v, b, j, hk, d);
+      if (factors) s.vf[size_t(j * p.d_v + d)] = raw_factor(p.v, b, j, hk, d);
+    }
   }
 }
 
 // One query row i against key blocks 0..i/kKeyBlock; writes its output and LSE.
 void attend_row(const Problem &p, const HeadConstants &k, int64_t b, int64_t h, int64_t i, Scratch &s) {
   for (int64_t d = 0; d < p.d_qk; ++d) s.q[size_t(d)] = raw_input(p, p.q, b, i, h, d);
+  if (k.tensor_core_sums)
+    for (int64_t d = 0; d < p.d_qk; ++d) s.qf[size_t(d)] = raw_factor(p.q, b, i, h, d);
   std::fill(s.o.begin(), s.o.end(), 0.0f);
   Row row;
   row.o = s.o.data();
@@ -156,13 +198,17 @@ void attend_row(const Problem &p, const HeadConstants &k, int64_t b, int64_t h, 
     const int64_t n = std::min<int64_t>(nx::kKeyBlock, i + 1 - j0);
     float smax = -INFINITY;
     for (int64_t j = 0; j < n; ++j) {
-      s.scores[size_t(j)] = dot(s.q.data(), &s.k[size_t((j0 + j) * p.d_qk)], p.d_qk);
+      s.scores[size_t(j)] = k.tensor_core_sums
+                                ? qgmma_sum(0.0f, s.qf.data(), &s.kf[size_t((j0 + j) * p.d_qk)], 1, int(p.d_qk))
+                                : dot(s.q.data(), &s.k[size_t((j0 + j) * p.d_qk)], p.d_qk);
       smax = std::max(smax, s.scores[size_t(j)]);
     }
     const float bmax = k.c * smax;
     lazy_rescale(row, bmax, k, p.d_v);
     const float *v = &s.v[size_t(j0 * p.d_v)];
-    if (k.fp8) block_fp8(row, bmax, s.scores.data(), n, v, k, p.d_v, s.acc.data());
+    if (k.fp8)
+      block_fp8(row, bmax, s.scores.data(), n, v, k, p.d_v, s.acc.data(), s.pf.data(),
+                k.tensor_core_sums ? &s.vf[size_t(j0 * p.d_v)] : nullptr);
     else block_bf16(row, s.scores.data(), n, v, k, p.d_v);
   }
   uint16_t *out = static_cast<uint16_t *>(p.out_ptr()) + p.out.offset(b, i, h);
@@ -173,15 +219,16 @@ void attend_row(const Problem &p, const HeadConstants &k, int64_t b, int64_t h, 
 
 }  // namespace
 
-void attention_cpu_backend(const Problem &p) {
+void attention_cpu_backend(const Problem &p, Fp8Sums fp8_sums) {
   const RowBlocks tiles{p.batch, p.nheads, p.seqlen, nx::kQueryTile};
-  std::vector<Scratch> scratch(size_t(worker_count(tiles.count())), Scratch(p));
+  std::vector<Scratch> scratch(size_t(worker_count(tiles.count())),
+                               Scratch(p, p.fp8() && fp8_sums == Fp8Sums::kTensorCores));
   parallel_for(tiles.count(), [&](int w, int64_t unit) {
     const RowBlocks::Unit u = tiles[unit];
     const int64_t hk = u.h / p.group();
     Scratch &s = scratch[size_t(w)];
     load_kv(p, u.b, hk, u.row1, s);
-    const HeadConstants k = head_constants(p, u.b, hk);
+    const HeadConstants k = head_constants(p, fp8_sums, u.b, hk);
     for (int64_t i = u.row0; i < u.row1; ++i) attend_row(p, k, u.b, u.h, i, s);
   });
 }

@@ -187,7 +187,7 @@ void run_interpreted(const InterpretedCase &tc, bool wgmma) {
 
   const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
   h.poison_outputs();
-  ref::attention_cpu_backend(h.problem());
+  ref::attention_cpu_backend(h.problem(), wgmma ? ref::Fp8Sums::kTensorCores : ref::Fp8Sums::kExactFp32);
   const std::vector<double> cpu_out = h.out_values(), cpu_lse = h.lse_values();
 
   double instructions = 0;

@@ -1,0 +1,113 @@
+// ref::qgmma_sum, the model of Hopper's FP8 tensor-core sums, against a recording of the H200 itself
+// (test/data/qgmma_h200.bin) and against properties any such sum has.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/numerics.h"
+#include "ref/tensor_core_sums.hpp"
+
+namespace zyfa::ref {
+namespace {
+
+constexpr int kMaxSteps = 4;
+constexpr size_t kRecordedOutputs = 1024;
+
+struct Record {
+  int steps = 0;
+  uint8_t a[kMaxSteps * kQgmmaK], b[kMaxSteps * kQgmmaK];
+  float acc = 0, result = 0;
+};
+
+std::vector<Record> read_records(const std::string &path) {
+  std::vector<Record> out;
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) return out;
+  uint8_t steps;
+  while (std::fread(&steps, 1, 1, f) == 1) {
+    Record r;
+    r.steps = steps;
+    const size_t n = size_t(steps) * kQgmmaK;
+    if (steps < 1 || steps > kMaxSteps || std::fread(r.a, 1, n, f) != n || std::fread(r.b, 1, n, f) != n ||
+        std::fread(&r.acc, sizeof(float), 1, f) != 1 || std::fread(&r.result, sizeof(float), 1, f) != 1)
+      break;
+    out.push_back(r);
+  }
+  std::fclose(f);
+  return out;
+}
+
+std::vector<Fp8Factor> factors(const uint8_t *codes, int n) {
+  std::vector<Fp8Factor> f(size_t(n));
+  for (int i = 0; i < n; ++i) f[size_t(i)] = fp8_factor(codes[i]);
+  return f;
+}
+
+uint32_t bits(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+TEST(TensorCoreSums, ReproducesTheH200BitForBit) {
+  const std::vector<Record> records = read_records(std::string(ZYFA_TEST_DATA_DIR) + "/qgmma_h200.bin");
+  ASSERT_EQ(records.size(), kRecordedOutputs) << "test/data/qgmma_h200.bin missing or cut short";
+  int chained = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Record &r = records[i];
+    const int n = r.steps * kQgmmaK;
+    const std::vector<Fp8Factor> a = factors(r.a, n), b = factors(r.b, n);
+    ASSERT_EQ(bits(qgmma_sum(r.acc, a.data(), b.data(), 1, n)), bits(r.result)) << "record " << i;
+    chained += r.steps > 1;
+  }
+  EXPECT_GT(chained, 0);  // the recording covers chained k-steps too
+}
+
+TEST(TensorCoreSums, FactorsAreTheCodesValues) {
+  for (int c = 0; c < 256; ++c) {
+    if ((c & 0x7f) == 0x7f) continue;  // NaN
+    const Fp8Factor f = fp8_factor(uint8_t(c));
+    EXPECT_EQ(std::ldexp(double(f.sig), f.exp - 3), double(numerics::e4m3_value(uint8_t(c)))) << c;
+    EXPECT_GE(f.exp, -6) << c;
+  }
+}
+
+// Products that share one exponent and fit 14 bits are summed exactly; the negated inputs give the negated
+// sum (the cut is toward zero, not toward -inf); and a sum of terms spanning more than 14 bits is cut.
+TEST(TensorCoreSums, ExactWhereItFitsSymmetricAndCutBelowFourteenBits) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> mant(0, 7), sign(0, 1);
+  for (int trial = 0; trial < 200; ++trial) {
+    uint8_t a[kQgmmaK], b[kQgmmaK], na[kQgmmaK];
+    double exact = 0;
+    for (int k = 0; k < kQgmmaK; ++k) {
+      a[k] = uint8_t((sign(rng) << 7) | (7 << 3) | mant(rng));  // [1, 2)
+      b[k] = uint8_t((7 << 3) | mant(rng));
+      na[k] = a[k] ^ 0x80;
+      exact += double(numerics::e4m3_value(a[k])) * numerics::e4m3_value(b[k]);
+    }
+    const std::vector<Fp8Factor> fa = factors(a, kQgmmaK), fb = factors(b, kQgmmaK), fn = factors(na, kQgmmaK);
+    // 32 products of 6 fraction bits below 2^2: the aligned sum keeps 13 fraction bits, so it is exact, and
+    // |sum| < 2^7 leaves the 14-bit result exact as well.
+    EXPECT_EQ(double(qgmma_sum(0.0f, fa.data(), fb.data(), 1, kQgmmaK)), exact);
+    EXPECT_EQ(qgmma_sum(0.0f, fn.data(), fb.data(), 1, kQgmmaK), -qgmma_sum(0.0f, fa.data(), fb.data(), 1, kQgmmaK));
+  }
+  // 1 + 2^-14 is cut to 1 (the accumulator's last 10 bits are gone), 1 + 2^-13 kept.
+  const Fp8Factor one = fp8_factor(0x38), zero = fp8_factor(0x00);
+  EXPECT_EQ(qgmma_sum(1.0f + 0x1p-14f, &zero, &zero, 1, 1), 1.0f);
+  EXPECT_EQ(qgmma_sum(1.0f + 0x1p-13f, &zero, &zero, 1, 1), 1.0f + 0x1p-13f);
+  EXPECT_EQ(qgmma_sum(-1.0f - 0x1p-14f, &zero, &zero, 1, 1), -1.0f);
+  // A product 2^-15 below the accumulator's leading bit is cut away entirely.
+  const Fp8Factor tiny = fp8_factor(0x08);  // 2^-6
+  EXPECT_EQ(qgmma_sum(512.0f, &tiny, &tiny, 1, 1), 512.0f);
+  EXPECT_EQ(qgmma_sum(0.0f, &one, &one, 1, 1), 1.0f);
+}
+
+}  // namespace
+}  // namespace zyfa::ref
