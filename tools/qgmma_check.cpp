@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/numerics.h"
 #include "ref/tensor_core_sums.hpp"
 
 namespace {
@@ -44,28 +45,22 @@ bool read_probe(const char *path, std::vector<Case> &cases, std::vector<float> (
   return ok;
 }
 
-// Row m of A and column n of B over the case's k-steps, as factors.
-struct Operands {
-  zyfa::ref::Fp8Factor a[kMaxSteps * kK], b[kMaxSteps * kK];
-};
-Operands operands(const Case &c, int m, int n) {
-  Operands o;
+double value(uint8_t code) { return zyfa::numerics::e4m3_value(code); }
+
+// Output (m, n) of the case as the model sums it: row m of A and column n of B over the case's k-steps.
+float model(const Case &c, int m, int n) {
+  float a[kMaxSteps * kK], b[kMaxSteps * kK];
+  int16_t ea[kMaxSteps * kK], eb[kMaxSteps * kK];
   for (int s = 0; s < c.steps; ++s)
     for (int k = 0; k < kK; ++k) {
-      o.a[s * kK + k] = zyfa::ref::fp8_factor(c.a[s][m][k]);
-      o.b[s * kK + k] = zyfa::ref::fp8_factor(c.b[s][n][k]);
+      a[s * kK + k] = zyfa::numerics::e4m3_value(c.a[s][m][k]);
+      b[s * kK + k] = zyfa::numerics::e4m3_value(c.b[s][n][k]);
+      ea[s * kK + k] = zyfa::ref::fp8_exponent(c.a[s][m][k]);
+      eb[s * kK + k] = zyfa::ref::fp8_exponent(c.b[s][n][k]);
     }
-  return o;
-}
-
-float model(const Case &c, int m, int n) {
-  const Operands o = operands(c, m, n);
-  return zyfa::ref::qgmma_sum(c.c[m][n], o.a, o.b, 1, c.steps * kK);
-}
-
-double value(uint8_t code) {
-  const zyfa::ref::Fp8Factor f = zyfa::ref::fp8_factor(code);
-  return std::ldexp(double(f.sig), f.exp - 3);
+  float acc = c.c[m][n];
+  zyfa::ref::qgmma_columns(&acc, a, ea, b, eb, 1, 1, c.steps * kK);
+  return acc;
 }
 
 bool same_bits(float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; }

@@ -727,7 +727,8 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
     if (w.r(b_desc_reg, lane) != b_desc || (w.r(scale_reg, lane) != 0) != scale_d ||
         (!a_regs && w.r(in.src[0].reg, lane) != a_desc))
       return "wgmma: operands that differ between lanes";
-  ref::Fp8Factor a[16][32];
+  float a[16][32];
+  int16_t a_exp[16][32];
   for (int m = 0; m < 16; ++m)
     for (int k = 0; k < 32; ++k) {
       uint8_t code;
@@ -739,26 +740,34 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
         if (!smem_at_desc(a_desc, rows0 + m, k, &addr)) return "wgmma: A outside shared memory or unmodelled";
         code = smem_[addr];
       }
-      a[m][k] = ref::fp8_factor(code);
+      a[m][k] = numerics::e4m3_value(code);
+      a_exp[m][k] = ref::fp8_exponent(code);
     }
-  std::vector<ref::Fp8Factor> b(size_t(n) * 32);
+  // B as K x N (k-major rows of all columns), the layout ref::qgmma_columns reads.
+  std::vector<float> b(size_t(n) * 32);
+  std::vector<int16_t> b_exp(b.size());
   for (int col = 0; col < n; ++col)
     for (int k = 0; k < 32; ++k) {
       size_t addr;
       if (!smem_at_desc(b_desc, col, k, &addr)) return "wgmma: B outside shared memory or unmodelled";
-      b[size_t(col) * 32 + size_t(k)] = ref::fp8_factor(smem_[addr]);
+      b[size_t(k) * size_t(n) + size_t(col)] = numerics::e4m3_value(smem_[addr]);
+      b_exp[size_t(k) * size_t(n) + size_t(col)] = ref::fp8_exponent(smem_[addr]);
     }
-  std::vector<uint64_t> out(in.dst.size() * kWarpSize);
-  for (int lane = 0; lane < kWarpSize; ++lane) {
-    const int g = lane / 4, t = lane % 4;
+  // D's rows, summed as the H200's tensor cores sum them.
+  std::vector<float> d(size_t(16) * size_t(n));
+  for (int lane = 0; lane < kWarpSize; ++lane)
     for (size_t q = 0; q < in.dst.size(); ++q) {
-      const int i = int(q / 4), h = int(q / 2) % 2, e = int(q % 2);
-      const int m = g + 8 * h, col = 8 * i + 2 * t + e;
-      const float acc = scale_d ? as_f32(w.r(in.dst[q], lane)) : 0.0f;
-      const float sum = ref::qgmma_sum(acc, a[m], &b[size_t(col) * 32], 1, ref::kQgmmaK);  // as the H200 sums
-      out[q * kWarpSize + size_t(lane)] = of_f32_result(sum);
+      const int i = int(q / 4), h = int(q / 2) % 2, e = int(q % 2), m = lane / 4 + 8 * h, col = 8 * i + 2 * (lane % 4) + e;
+      d[size_t(m) * size_t(n) + size_t(col)] = scale_d ? as_f32(w.r(in.dst[q], lane)) : 0.0f;
     }
-  }
+  for (int m = 0; m < 16; ++m)
+    ref::qgmma_columns(&d[size_t(m) * size_t(n)], a[m], a_exp[m], b.data(), b_exp.data(), n, n, ref::kQgmmaK);
+  std::vector<uint64_t> out(in.dst.size() * kWarpSize);
+  for (int lane = 0; lane < kWarpSize; ++lane)
+    for (size_t q = 0; q < in.dst.size(); ++q) {
+      const int i = int(q / 4), h = int(q / 2) % 2, e = int(q % 2), m = lane / 4 + 8 * h, col = 8 * i + 2 * (lane % 4) + e;
+      out[q * kWarpSize + size_t(lane)] = of_f32_result(d[size_t(m) * size_t(n) + size_t(col)]);
+    }
   for (int lane = 0; lane < kWarpSize; ++lane)
     for (size_t q = 0; q < in.dst.size(); ++q) w.r(in.dst[q], lane) = out[q * kWarpSize + size_t(lane)];
   return "";

@@ -35,9 +35,9 @@ float raw_input(const Problem &p, const TensorRef &t, int64_t b, int64_t s, int6
   if (p.fp8()) return e4m3_table().value[static_cast<const uint8_t *>(t.ptr)[at]];
   return nx::bf16_value(static_cast<const uint16_t *>(t.ptr)[at]);
 }
-// An FP8 input element as the tensor cores read it.
-Fp8Factor raw_factor(const TensorRef &t, int64_t b, int64_t s, int64_t h, int64_t d) {
-  return fp8_factor(static_cast<const uint8_t *>(t.ptr)[t.offset(b, s, h) + d]);
+// The exponent the tensor cores align an FP8 input element by.
+int16_t raw_exponent(const TensorRef &t, int64_t b, int64_t s, int64_t h, int64_t d) {
+  return fp8_exponent(static_cast<const uint8_t *>(t.ptr)[t.offset(b, s, h) + d]);
 }
 
 // What stays fixed for one (batch, kv head): the scale c of numerics.h and the recurrence's choices.
@@ -70,13 +70,24 @@ struct Scratch {
   std::vector<float> k, v;  // keys 0..n of one (batch, kv head), raw, rows of d_qk and d_v
   std::vector<float> q;     // one query row, raw
   std::vector<float> scores, o, acc;
-  // FP8 with tensor-core sums: the same inputs as factors, and a block's P (twice with split P)
-  std::vector<Fp8Factor> kf, vf, qf, pf;
-  Scratch(const Problem &p, bool factors)
-      : k(size_t(p.seqlen * p.d_qk)), v(size_t(p.seqlen * p.d_v)), q(size_t(p.d_qk)),
-        scores(size_t(nx::kKeyBlock)), o(size_t(p.d_v)), acc(size_t(p.d_v)),
-        kf(factors ? k.size() : 0), vf(factors ? v.size() : 0), qf(factors ? q.size() : 0),
-        pf(factors ? size_t(2 * nx::kKeyBlock) : 0) {}
+  // FP8 with tensor-core sums (the rest stay empty): K transposed (kt[d * seqlen + j], so that a block's
+  // scores are the columns of one product), the exponents of kt, v and q, and a block's P values and
+  // exponents (twice with split P), and the ones rows of V^T
+  std::vector<float> kt, p, ones;
+  std::vector<int16_t> kt_exp, v_exp, q_exp, p_exp, ones_exp;
+  Scratch(const Problem &pr, bool tensor_core_sums)
+      : k(size_t(pr.seqlen * pr.d_qk)), v(size_t(pr.seqlen * pr.d_v)), q(size_t(pr.d_qk)),
+        scores(size_t(nx::kKeyBlock)), o(size_t(pr.d_v)), acc(size_t(pr.d_v)) {
+    if (!tensor_core_sums) return;
+    kt.resize(k.size());
+    kt_exp.resize(k.size());
+    v_exp.resize(v.size());
+    q_exp.resize(q.size());
+    p.resize(size_t(2 * nx::kKeyBlock));
+    p_exp.resize(p.size());
+    ones.assign(size_t(nx::kKeyBlock), 1.0f);
+    ones_exp.assign(ones.size(), fp8_exponent(uint8_t(nx::kE4m3CodeOfOne)));
+  }
 };
 
 // fp32 dot product of raw inputs. Products are exact (BF16 and e4m3 mantissas fit in fp32); eight
@@ -122,24 +133,23 @@ void block_bf16(Row &row, const float *scores, int64_t n, const float *v, const 
   }
 }
 
-// acc = sum_j p_j v_j and rs = sum_j p_j over the block's keys as the tensor cores form them: one P V
-// product, m64n136 with V^T's ones rows, over 128 keys in k-steps of 32 from a fresh accumulator (and with
-// split P a second product of the residuals into the same one).
-void tensor_core_pv(const Fp8Factor *pf, int64_t n, int products, const Fp8Factor *vf, int64_t d_v, float *acc,
+// acc = sum_j p_j v_j and rs = sum_j p_j over the block's n keys as the tensor cores form them: one P V
+// product (m64n136: V^T's ones rows give rs) in k-steps of 32 keys into a fresh accumulator, and with split P
+// a second product of the residuals into the same one. v_exp: the exponents of the block's V.
+void tensor_core_pv(Scratch &s, int64_t n, int products, const float *v, const int16_t *v_exp, int64_t d_v, float *acc,
                     float &rs) {
-  static const Fp8Factor one = fp8_factor(uint8_t(nx::kE4m3CodeOfOne));
-  for (int64_t d = 0; d < d_v; ++d) {
-    acc[d] = 0.0f;
-    for (int i = 0; i < products; ++i) acc[d] = qgmma_sum(acc[d], pf + i * n, vf + d, d_v, int(n));
+  for (int i = 0; i < products; ++i) {
+    const float *p = &s.p[size_t(i * nx::kKeyBlock)];
+    const int16_t *p_exp = &s.p_exp[size_t(i * nx::kKeyBlock)];
+    qgmma_columns(acc, p, p_exp, v, v_exp, d_v, int(d_v), int(n));
+    qgmma_columns(&rs, p, p_exp, s.ones.data(), s.ones_exp.data(), 1, 1, int(n));
   }
-  rs = 0.0f;
-  for (int i = 0; i < products; ++i) rs = qgmma_sum(rs, pf + i * n, &one, 0, int(n));
 }
 
 // FP8: P as e4m3 codes of the block scaled up (numerics.h), PV into a fresh accumulator, folded back.
-// pf and vf (the block's V as factors) only with tensor-core sums.
-void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float *v, const HeadConstants &k,
-               int64_t d_v, float *acc, Fp8Factor *pf, const Fp8Factor *vf) {
+// v_exp (the exponents of the block's V) only with tensor-core sums.
+void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float *v, const int16_t *v_exp,
+               const HeadConstants &k, int64_t d_v, float *acc, Scratch &s) {
   const float *code_value = e4m3_table().value;
   const float lean_scale = nx::fp8_lean_p_scale(k.c);
   const float lean_offset = nx::fp8_lean_p_offset(bmax);
@@ -149,11 +159,12 @@ void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float
   auto exact_p = [&](int64_t j) { return std::exp2(std::fma(scores[j], k.c, exp_bias)); };
   // P's code for key j of product i (0: the codes, 1: split P's residuals).
   auto add = [&](int i, int64_t j, uint8_t code) {
+    const float p = code_value[code];
     if (k.tensor_core_sums) {
-      pf[i * n + j] = fp8_factor(code);
+      s.p[size_t(i * nx::kKeyBlock + j)] = p;
+      s.p_exp[size_t(i * nx::kKeyBlock + j)] = fp8_exponent(code);
       return;
     }
-    const float p = code_value[code];
     if (p == 0.0f) return;
     rs += p;
     add_scaled(acc, v + j * d_v, p, d_v);
@@ -166,22 +177,24 @@ void block_fp8(Row &row, float bmax, const float *scores, int64_t n, const float
       const float p = exact_p(j);
       add(1, j, nx::e4m3_code(nx::fp8_split_p_lo(p, code_value[nx::e4m3_code(p)])));
     }
-  if (k.tensor_core_sums) tensor_core_pv(pf, n, k.split_p ? 2 : 1, vf, d_v, acc, rs);
+  if (k.tensor_core_sums) tensor_core_pv(s, n, k.split_p ? 2 : 1, v, v_exp, d_v, acc, rs);
   const float unscale = std::exp2(nx::fp8_unscale_log2(row.m, bmax, k.lean_p));
   for (int64_t d = 0; d < d_v; ++d) row.o[d] += unscale * acc[d];
   row.l += unscale * rs;
 }
 
 void load_kv(const Problem &p, int64_t b, int64_t hk, int64_t n_keys, Scratch &s) {
-  const bool factors = !s.kf.empty();
+  const bool tensor_core_sums = !s.kt.empty();
   for (int64_t j = 0; j < n_keys; ++j) {
     for (int64_t d = 0; d < p.d_qk; ++d) {
       s.k[size_t(j * p.d_qk + d)] = raw_input(p, p.k, b, j, hk, d);
-      if (factors) s.kf[size_t(j * p.d_qk + d)] = raw_factor(p.k, b, j, hk, d);
+      if (!tensor_core_sums) continue;
+      s.kt[size_t(d * p.seqlen + j)] = s.k[size_t(j * p.d_qk + d)];
+      s.kt_exp[size_t(d * p.seqlen + j)] = raw_exponent(p.k, b, j, hk, d);
     }
     for (int64_t d = 0; d < p.d_v; ++d) {
       s.v[size_t(j * p.d_v + d)] = raw_input(p, p.v, b, j, hk, d);
-      if (factors) s.vf[size_t(j * p.d_v + d)] = raw_factor(p.v, b, j, hk, d);
+      if (tensor_core_sums) s.v_exp[size_t(j * p.d_v + d)] = raw_exponent(p.v, b, j, hk, d);
     }
   }
 }
@@ -190,25 +203,28 @@ void load_kv(const Problem &p, int64_t b, int64_t hk, int64_t n_keys, Scratch &s
 void attend_row(const Problem &p, const HeadConstants &k, int64_t b, int64_t h, int64_t i, Scratch &s) {
   for (int64_t d = 0; d < p.d_qk; ++d) s.q[size_t(d)] = raw_input(p, p.q, b, i, h, d);
   if (k.tensor_core_sums)
-    for (int64_t d = 0; d < p.d_qk; ++d) s.qf[size_t(d)] = raw_factor(p.q, b, i, h, d);
+    for (int64_t d = 0; d < p.d_qk; ++d) s.q_exp[size_t(d)] = raw_exponent(p.q, b, i, h, d);
   std::fill(s.o.begin(), s.o.end(), 0.0f);
   Row row;
   row.o = s.o.data();
   for (int64_t j0 = 0; j0 <= i; j0 += nx::kKeyBlock) {
     const int64_t n = std::min<int64_t>(nx::kKeyBlock, i + 1 - j0);
     float smax = -INFINITY;
+    if (k.tensor_core_sums) {  // the block's scores: one product's columns
+      std::fill(s.scores.begin(), s.scores.end(), 0.0f);
+      qgmma_columns(s.scores.data(), s.q.data(), s.q_exp.data(), &s.kt[size_t(j0)], &s.kt_exp[size_t(j0)], p.seqlen,
+                    int(n), int(p.d_qk));
+    }
     for (int64_t j = 0; j < n; ++j) {
-      s.scores[size_t(j)] = k.tensor_core_sums
-                                ? qgmma_sum(0.0f, s.qf.data(), &s.kf[size_t((j0 + j) * p.d_qk)], 1, int(p.d_qk))
-                                : dot(s.q.data(), &s.k[size_t((j0 + j) * p.d_qk)], p.d_qk);
+      if (!k.tensor_core_sums) s.scores[size_t(j)] = dot(s.q.data(), &s.k[size_t((j0 + j) * p.d_qk)], p.d_qk);
       smax = std::max(smax, s.scores[size_t(j)]);
     }
     const float bmax = k.c * smax;
     lazy_rescale(row, bmax, k, p.d_v);
     const float *v = &s.v[size_t(j0 * p.d_v)];
     if (k.fp8)
-      block_fp8(row, bmax, s.scores.data(), n, v, k, p.d_v, s.acc.data(), s.pf.data(),
-                k.tensor_core_sums ? &s.vf[size_t(j0 * p.d_v)] : nullptr);
+      block_fp8(row, bmax, s.scores.data(), n, v, k.tensor_core_sums ? &s.v_exp[size_t(j0 * p.d_v)] : nullptr, k,
+                p.d_v, s.acc.data(), s);
     else block_bf16(row, s.scores.data(), n, v, k, p.d_v);
   }
   uint16_t *out = static_cast<uint16_t *>(p.out_ptr()) + p.out.offset(b, i, h);

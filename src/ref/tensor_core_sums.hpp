@@ -10,8 +10,8 @@
 //     exponent E among them and cut toward zero below 2^(E - 13), then summed exactly;
 //   - the sum is normalized and cut toward zero to 14 significant bits (13 mantissa bits, "e8m13");
 //     an exact cancellation gives +0.
-// Longer products chain k-steps, each step's result the next one's C. A wrong guess at any of these costs
-// 2-16% of the outputs (the alternatives the fit tried, bench/NOTES-fp8.md).
+// Longer products chain k-steps, each step's result the next one's C. Each of these choices is needed: the
+// alternatives the fit tried miss 2-27% of the outputs (bench/NOTES-fp8.md).
 #ifndef ZYFA_REF_TENSOR_CORE_SUMS_HPP_
 #define ZYFA_REF_TENSOR_CORE_SUMS_HPP_
 
@@ -21,18 +21,19 @@ namespace zyfa::ref {
 
 // Products per k-step of an e4m3 wgmma (k = 32 bytes).
 constexpr int kQgmmaK = 32;
+// The exponent given to zero factors: far below any product's, so that a zero never sets the alignment.
+constexpr int16_t kZeroFactorExponent = -100;
 
-// An e4m3 value as the tensor cores read it: value = sig * 2^(exp - 3), sig signed (|sig| < 16, 0 for zero),
-// exp the format's exponent (at least -6).
-struct Fp8Factor {
-  int8_t sig = 0;
-  int8_t exp = 0;
-};
-Fp8Factor fp8_factor(uint8_t e4m3_code);
+// The exponent the tensor cores align an e4m3 value by: the format's own (at least -6), or
+// kZeroFactorExponent for a zero.
+int16_t fp8_exponent(uint8_t e4m3_code);
 
-// acc + sum_{k < n} a[k] b[k * b_stride] over ceil(n / kQgmmaK) chained k-steps, as the tensor cores return
-// it; n need not be a multiple of kQgmmaK (the missing products are zero, as the kernels' padding is).
-float qgmma_sum(float acc, const Fp8Factor *a, const Fp8Factor *b, int64_t b_stride, int n);
+// For every column c < n_cols: acc[c] += sum_{k < depth} a[k] b[k * ld + c], as the tensor cores sum it, in
+// k-steps of kQgmmaK from k = 0 (a shorter last step stands for zeros, as the kernels' padding does). a and
+// b are e4m3 values (exact in float) with their fp8_exponent()s in a_exp and b_exp (laid out as b).
+// The columns are the outputs of one row of a product: a block's scores (b = K^T) or its P V (b = V).
+void qgmma_columns(float *acc, const float *a, const int16_t *a_exp, const float *b, const int16_t *b_exp, int64_t ld,
+                   int n_cols, int depth);
 
 }  // namespace zyfa::ref
 

@@ -2,6 +2,7 @@
 // (test/data/qgmma_h200.bin) and against properties any such sum has.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -43,10 +44,18 @@ std::vector<Record> read_records(const std::string &path) {
   return out;
 }
 
-std::vector<Fp8Factor> factors(const uint8_t *codes, int n) {
-  std::vector<Fp8Factor> f(size_t(n));
-  for (int i = 0; i < n; ++i) f[size_t(i)] = fp8_factor(codes[i]);
-  return f;
+// acc + sum_k a[k] b[k] over n products of e4m3 codes, through qgmma_columns with one column.
+float qgmma_dot(float acc, const uint8_t *a, const uint8_t *b, int n) {
+  std::vector<float> av, bv;
+  std::vector<int16_t> ae, be;
+  for (int k = 0; k < n; ++k) {
+    av.push_back(numerics::e4m3_value(a[k]));
+    bv.push_back(numerics::e4m3_value(b[k]));
+    ae.push_back(fp8_exponent(a[k]));
+    be.push_back(fp8_exponent(b[k]));
+  }
+  qgmma_columns(&acc, av.data(), ae.data(), bv.data(), be.data(), 1, 1, n);
+  return acc;
 }
 
 uint32_t bits(float x) {
@@ -61,20 +70,21 @@ TEST(TensorCoreSums, ReproducesTheH200BitForBit) {
   int chained = 0;
   for (size_t i = 0; i < records.size(); ++i) {
     const Record &r = records[i];
-    const int n = r.steps * kQgmmaK;
-    const std::vector<Fp8Factor> a = factors(r.a, n), b = factors(r.b, n);
-    ASSERT_EQ(bits(qgmma_sum(r.acc, a.data(), b.data(), 1, n)), bits(r.result)) << "record " << i;
+    ASSERT_EQ(bits(qgmma_dot(r.acc, r.a, r.b, r.steps * kQgmmaK)), bits(r.result)) << "record " << i;
     chained += r.steps > 1;
   }
   EXPECT_GT(chained, 0);  // the recording covers chained k-steps too
 }
 
-TEST(TensorCoreSums, FactorsAreTheCodesValues) {
+TEST(TensorCoreSums, ExponentsAreTheFormats) {
   for (int c = 0; c < 256; ++c) {
     if ((c & 0x7f) == 0x7f) continue;  // NaN
-    const Fp8Factor f = fp8_factor(uint8_t(c));
-    EXPECT_EQ(std::ldexp(double(f.sig), f.exp - 3), double(numerics::e4m3_value(uint8_t(c)))) << c;
-    EXPECT_GE(f.exp, -6) << c;
+    const float v = std::fabs(numerics::e4m3_value(uint8_t(c)));
+    if (v == 0.0f) {
+      EXPECT_EQ(fp8_exponent(uint8_t(c)), kZeroFactorExponent) << c;
+    } else {
+      EXPECT_EQ(fp8_exponent(uint8_t(c)), std::max(std::ilogb(v), -6)) << c;  // subnormals share -6
+    }
   }
 }
 
@@ -92,21 +102,19 @@ TEST(TensorCoreSums, ExactWhereItFitsSymmetricAndCutBelowFourteenBits) {
       na[k] = a[k] ^ 0x80;
       exact += double(numerics::e4m3_value(a[k])) * numerics::e4m3_value(b[k]);
     }
-    const std::vector<Fp8Factor> fa = factors(a, kQgmmaK), fb = factors(b, kQgmmaK), fn = factors(na, kQgmmaK);
     // 32 products of 6 fraction bits below 2^2: the aligned sum keeps 13 fraction bits, so it is exact, and
     // |sum| < 2^7 leaves the 14-bit result exact as well.
-    EXPECT_EQ(double(qgmma_sum(0.0f, fa.data(), fb.data(), 1, kQgmmaK)), exact);
-    EXPECT_EQ(qgmma_sum(0.0f, fn.data(), fb.data(), 1, kQgmmaK), -qgmma_sum(0.0f, fa.data(), fb.data(), 1, kQgmmaK));
+    EXPECT_EQ(double(qgmma_dot(0.0f, a, b, kQgmmaK)), exact);
+    EXPECT_EQ(qgmma_dot(0.0f, na, b, kQgmmaK), -qgmma_dot(0.0f, a, b, kQgmmaK));
   }
   // 1 + 2^-14 is cut to 1 (the accumulator's last 10 bits are gone), 1 + 2^-13 kept.
-  const Fp8Factor one = fp8_factor(0x38), zero = fp8_factor(0x00);
-  EXPECT_EQ(qgmma_sum(1.0f + 0x1p-14f, &zero, &zero, 1, 1), 1.0f);
-  EXPECT_EQ(qgmma_sum(1.0f + 0x1p-13f, &zero, &zero, 1, 1), 1.0f + 0x1p-13f);
-  EXPECT_EQ(qgmma_sum(-1.0f - 0x1p-14f, &zero, &zero, 1, 1), -1.0f);
-  // A product 2^-15 below the accumulator's leading bit is cut away entirely.
-  const Fp8Factor tiny = fp8_factor(0x08);  // 2^-6
-  EXPECT_EQ(qgmma_sum(512.0f, &tiny, &tiny, 1, 1), 512.0f);
-  EXPECT_EQ(qgmma_sum(0.0f, &one, &one, 1, 1), 1.0f);
+  const uint8_t one = 0x38, zero = 0x00, tiny = 0x08;  // 1, 0, 2^-6
+  EXPECT_EQ(qgmma_dot(1.0f + 0x1p-14f, &zero, &zero, 1), 1.0f);
+  EXPECT_EQ(qgmma_dot(1.0f + 0x1p-13f, &zero, &zero, 1), 1.0f + 0x1p-13f);
+  EXPECT_EQ(qgmma_dot(-1.0f - 0x1p-14f, &zero, &zero, 1), -1.0f);
+  // A product 2^-21 below the accumulator's leading bit is cut away entirely.
+  EXPECT_EQ(qgmma_dot(512.0f, &tiny, &tiny, 1), 512.0f);
+  EXPECT_EQ(qgmma_dot(0.0f, &one, &one, 1), 1.0f);
 }
 
 }  // namespace
