@@ -206,7 +206,15 @@ TEST_P(Fp8AsmAccuracy, MatchesFp64AndCpuBackend) {
     lse_err = compare_to_reference(gpu_lse, exact.lse);
     lse_vs_cpu = compare_backends(gpu_lse, cpu_lse, exact.lse);
     EXPECT_EQ(lse_err.nonfinite, 0);
-    EXPECT_LE(lse_err.max_abs, lean_p(sh) ? kMaxLseAbsLeanP : kMaxLseAbsExactP) << lse_err.describe();
+    // The limits are the CPU backend's with exact sums. The tensor cores' cut of S can exceed them on its own
+    // where one large product sets a k-step's alignment (outlier inputs at 32767 keys: 0.105 nats on the
+    // H200, where the GPU and the CPU backend summing as the tensor cores do agree at an LSE backend ratio of
+    // 0.000, 2026-12-02), so the wgmma schedule may also reach that CPU backend's own LSE error and the 0.2x
+    // beside it.
+    const double lse_limit = lean_p(sh) ? kMaxLseAbsLeanP : kMaxLseAbsExactP;
+    const double cpu_lse_err = compare_to_reference(cpu_lse, exact.lse).max_abs;
+    EXPECT_LE(lse_err.max_abs, c.wgmma ? std::max(lse_limit, (1 + kMaxBackendRatio) * cpu_lse_err) : lse_limit)
+        << lse_err.describe();
     EXPECT_TRUE(within_backend_ratio(lse_vs_cpu)) << "LSE";
   }
   std::printf("[fp8 asm] %-62s out rel_rms %.3e (cpu %.3e)  gpu-cpu ratio %.3f  lse max_abs %.2e  lse ratio "
