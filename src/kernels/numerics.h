@@ -3,8 +3,9 @@
 //
 // The recurrence for one query row, over key blocks of kKeyBlock keys (causal: keys <= the row):
 //   s_j   = q . k_j                       raw score, fp32 accumulation (exact products); the FP8 wgmma
-//                                         kernel's tensor cores keep about 14 bits of this sum instead
-//                                         (bench/NOTES-fp8.md), the one place a kernel departs from it
+//                                         kernels' tensor cores keep 14 bits of each k-step's sum instead,
+//                                         for S and for P V (src/ref/tensor_core_sums.hpp, which the CPU
+//                                         backend follows), the one place a kernel departs from it
 //   c     = softmax_scale * log2(e) [* q_descale * k_descale for FP8]      (fp32, in this order)
 //   bmax  = c * max_j s_j                 block max in base-2 units
 //   if m == -inf or bmax > m + tau:       lazy rescale (tau = kLazyRescaleThreshold)
