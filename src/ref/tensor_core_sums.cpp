@@ -26,6 +26,10 @@ float bits_float(uint32_t b) {
 // 2^e as a float, for the exponents a step can give (|e| < 127).
 float pow2(int e) { return bits_float(uint32_t(e + 127) << 23); }
 
+// A term's truncation toward zero (finite terms are below 2^15); a NaN, whose conversion is undefined,
+// counts 0 here and is carried by the step's poison instead. A compare and a mask: it vectorizes.
+int32_t to_int(float term) { return int32_t(term == term ? term : 0.0f); }
+
 // One k-step over rows 0 .. n - 1 for columns 0 .. n_cols - 1 (n_cols <= kColumnsPerPass). Every loop is
 // branch-free over the columns, so that it vectorizes: the CPU backend spends its time here.
 void step(float *acc, const float *a, const int16_t *a_exp, const float *b, const int16_t *b_exp, int64_t ld,
@@ -45,18 +49,28 @@ void step(float *acc, const float *a, const int16_t *a_exp, const float *b, cons
   // Scaled by 2^(13 - E), each product a b (exact in float) and the accumulator stay exact, and truncating
   // them cuts each term toward zero: integers below 2^15, so their sum below 2^21 is exact in int32 and in
   // float.
-  for (int c = 0; c < n_cols; ++c) sum[c] = int32_t(acc[c] * pow2(kAlignedFractionBits - top[c]));
+  // A NaN input (e4m3's 0x7f) or accumulator makes the column NaN, as on the GPU: poison[c] collects the
+  // terms times zero.
+  float poison[kColumnsPerPass];
+  for (int c = 0; c < n_cols; ++c) {
+    sum[c] = to_int(acc[c] * pow2(kAlignedFractionBits - top[c]));
+    poison[c] = acc[c] * 0.0f;
+  }
   for (int k = 0; k < n; ++k) {
     if (a[k] == 0.0f) continue;
     const float ak = a[k];
     const float *bk = b + k * ld;
-    for (int c = 0; c < n_cols; ++c) sum[c] += int32_t(ak * bk[c] * pow2(kAlignedFractionBits - top[c]));
+    for (int c = 0; c < n_cols; ++c) {
+      const float term = ak * bk[c];
+      sum[c] += to_int(term * pow2(kAlignedFractionBits - top[c]));
+      poison[c] += term * 0.0f;
+    }
   }
   // The result: the sum cut to 14 significant bits (its float's last 23 - 13 mantissa bits cleared), scaled
   // back; an exact cancellation gives +0.
   constexpr uint32_t kResultMask = ~((uint32_t(1) << (23 - (kResultBits - 1))) - 1);
   for (int c = 0; c < n_cols; ++c)
-    acc[c] = bits_float(float_bits(float(sum[c])) & kResultMask) * pow2(top[c] - kAlignedFractionBits);
+    acc[c] = bits_float(float_bits(float(sum[c])) & kResultMask) * pow2(top[c] - kAlignedFractionBits) + poison[c];
 }
 
 }  // namespace

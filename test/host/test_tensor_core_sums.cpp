@@ -117,5 +117,12 @@ TEST(TensorCoreSums, ExactWhereItFitsSymmetricAndCutBelowFourteenBits) {
   EXPECT_EQ(qgmma_dot(0.0f, &one, &one, 1), 1.0f);
 }
 
+// A NaN input (e4m3 0x7f) makes the sum NaN, as on the GPU, without undefined conversions (UBSan runs this).
+TEST(TensorCoreSums, NanInputGivesNan) {
+  const uint8_t nan = 0x7f, one = 0x38;
+  EXPECT_TRUE(std::isnan(qgmma_dot(0.0f, &nan, &one, 1)));
+  EXPECT_TRUE(std::isnan(qgmma_dot(NAN, &one, &one, 1)));
+}
+
 }  // namespace
 }  // namespace zyfa::ref
