@@ -1,4 +1,4 @@
-// Here: holds ref::qgmma_sum (src/ref/tensor_core_sums.hpp) to what tools/device/qgmma_probe.cu recorded on
+// Here: holds ref::qgmma_columns (src/ref/tensor_core_sums.hpp) to what tools/device/qgmma_probe.cu recorded on
 // the GPU: prints how many outputs it reproduces bit for bit, A from shared memory and from registers, per
 // input kind, and with --sample writes one output of every case (its row of A, column of B, accumulator
 // and result) as the fixture test_tensor_core_sums.cpp reads.

@@ -1,4 +1,4 @@
-// ref::qgmma_sum, the model of Hopper's FP8 tensor-core sums, against a recording of the H200 itself
+// ref::qgmma_columns, the model of Hopper's FP8 tensor-core sums, against a recording of the H200 itself
 // (test/data/qgmma_h200.bin) and against properties any such sum has.
 #include <gtest/gtest.h>
 
