@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/numerics.h"
+
 namespace zyfa::ref {
 namespace {
 
@@ -12,16 +14,8 @@ constexpr int kResultBits = 14;
 // Columns per pass: the per-column state lives on the stack.
 constexpr int kColumnsPerPass = 128;
 
-uint32_t float_bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
-float bits_float(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
+using numerics::bits_float;
+using numerics::float_bits;
 
 // 2^e as a float, for the exponents a step can give (|e| < 127).
 float pow2(int e) { return bits_float(uint32_t(e + 127) << 23); }
