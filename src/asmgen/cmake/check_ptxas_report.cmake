@@ -1,7 +1,8 @@
 # CTest asmgen_ptxas_report: every variant of the manifest was assembled by ptxas with no spills and no
 # stack frame, read from the -v report that build_code_objects.cmake kept, and with no performance-loss note:
 # the one ptxas gives when it serializes wgmma (C7511, a wait after every product: the kernel builds, runs and
-# passes every test, only slower; session 17 met it when S's halves and a whole-block S shared registers).
+# passes every test, only slower; session 17 met it when S's halves and a whole-block S shared registers), nor
+# any other wgmma note (C75xx), such as C7517: a wait injected before registers ptxas cannot prove free.
 # A wgmma variant must also be allocated the full register file over its threads (in units of 8) at launch:
 # its warpgroups' setmaxnreg budgets add up to that pool, and a smaller one would block setmaxnreg.inc forever.
 #   cmake -DMANIFEST=<dir>/manifest.txt -P check_ptxas_report.cmake
@@ -52,6 +53,13 @@ foreach(line IN LISTS lines)
   string(REGEX MATCH "Potential Performance Loss[^\n]*" loss "${text}")
   if(loss)
     message(SEND_ERROR "${name}: ${loss}")
+    set(failed TRUE)
+  endif()
+  # Any other wgmma note, such as C7517: a wait ptxas injected before registers it cannot prove free.
+  string(REGEX MATCHALL "[^\n]*\\(C75[0-9][0-9]\\)[^\n]*" notes "${text}")
+  if(notes)
+    list(JOIN notes "\n" joined)
+    message(SEND_ERROR "${name}: ptxas's wgmma notes:\n${joined}")
     set(failed TRUE)
   endif()
   if(NOT stack EQUAL 0 OR NOT stores EQUAL 0 OR NOT loads EQUAL 0)
