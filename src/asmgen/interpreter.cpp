@@ -753,23 +753,19 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
       b[size_t(k) * size_t(n) + size_t(col)] = numerics::e4m3_value(smem_[addr]);
       b_exp[size_t(k) * size_t(n) + size_t(col)] = ref::fp8_exponent(smem_[addr]);
     }
-  // D's rows, summed as the H200's tensor cores sum them.
+  // D's rows, summed as the H200's tensor cores sum them. Accumulator register q of `lane` holds D's row
+  // lane / 4 + 8 h and column 8 i + 2 (lane % 4) + e (the PTX ISA's m64nNk32 fragment, this warp's 16 rows).
   std::vector<float> d(size_t(16) * size_t(n));
+  auto element = [&](int lane, size_t q) -> float & {
+    const int i = int(q / 4), h = int(q / 2) % 2, e = int(q % 2);
+    return d[size_t(lane / 4 + 8 * h) * size_t(n) + size_t(8 * i + 2 * (lane % 4) + e)];
+  };
   for (int lane = 0; lane < kWarpSize; ++lane)
-    for (size_t q = 0; q < in.dst.size(); ++q) {
-      const int i = int(q / 4), h = int(q / 2) % 2, e = int(q % 2), m = lane / 4 + 8 * h, col = 8 * i + 2 * (lane % 4) + e;
-      d[size_t(m) * size_t(n) + size_t(col)] = scale_d ? as_f32(w.r(in.dst[q], lane)) : 0.0f;
-    }
+    for (size_t q = 0; q < in.dst.size(); ++q) element(lane, q) = scale_d ? as_f32(w.r(in.dst[q], lane)) : 0.0f;
   for (int m = 0; m < 16; ++m)
     ref::qgmma_columns(&d[size_t(m) * size_t(n)], a[m], a_exp[m], b.data(), b_exp.data(), n, n, ref::kQgmmaK);
-  std::vector<uint64_t> out(in.dst.size() * kWarpSize);
   for (int lane = 0; lane < kWarpSize; ++lane)
-    for (size_t q = 0; q < in.dst.size(); ++q) {
-      const int i = int(q / 4), h = int(q / 2) % 2, e = int(q % 2), m = lane / 4 + 8 * h, col = 8 * i + 2 * (lane % 4) + e;
-      out[q * kWarpSize + size_t(lane)] = of_f32_result(d[size_t(m) * size_t(n) + size_t(col)]);
-    }
-  for (int lane = 0; lane < kWarpSize; ++lane)
-    for (size_t q = 0; q < in.dst.size(); ++q) w.r(in.dst[q], lane) = out[q * kWarpSize + size_t(lane)];
+    for (size_t q = 0; q < in.dst.size(); ++q) w.r(in.dst[q], lane) = of_f32_result(element(lane, q));
   return "";
 }
 
