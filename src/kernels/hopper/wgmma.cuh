@@ -126,6 +126,38 @@ __device__ __forceinline__ void wgmma_m64n8k16_rs_transposed_b(float (&d)[kAccum
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
 
+// d += A B and e += A B' in one product (N = 136): A as in wgmma_m64n128k16_rs_transposed_b, B 16 x 136
+// MN-major in shared memory, whose columns 128..135 (a third 64-column block, 2 LBO past the first) give e.
+// The accumulator of n136 is n128's 64 values followed by n8's 4 (chunk 16), so d and e keep their fragment
+// layouts. One wgmma instead of an n128 and an n8: on the H200 eight n128 + n8 pairs hold the issuing warp
+// 489 cycles and finish in 740, eight n136 154 and 639 (tools/device/wgmma_issue_probe.cu, session 23): the
+// queue in front of the tensor pipe is counted in instructions, and each small product costs more than its
+// share of the work.
+__device__ __forceinline__ void wgmma_m64n136k16_rs_transposed_b(float (&d)[kAccumulatorsN128],
+                                                                 float (&e)[kAccumulatorsN8],
+                                                                 const uint32_t (&a)[kRegistersA],
+                                                                 uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %73, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n136k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67"
+      "}, {%68, %69, %70, %71}, %72, p, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(e[0]), "+f"(e[1]), "+f"(e[2]), "+f"(e[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
 }  // namespace zyfa::hopper
 
 #endif  // ZYFA_KERNELS_HOPPER_WGMMA_CUH_
