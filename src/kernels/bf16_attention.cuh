@@ -41,6 +41,12 @@ namespace nx = zyfa::numerics;
 namespace hw = zyfa::hopper;
 
 // ---------------------------------------------------------------- shapes
+// The largest dynamic shared memory a CTA may use on sm_90 (227 KiB).
+constexpr int kMaxSharedBytes = 227 * 1024;
+// What SharedStorage holds besides the Q, K and V buffers: the n8 product's ones, the barriers, and the
+// alignment of the base; an upper bound, checked by Kernel's static_assert.
+constexpr uint32_t kSharedOverheadBytes = 4 * 1024;
+
 template <int kHeadDimQK_, int kKvCtas_ = 1, int kStages_ = 2>
 struct TileShape {
   static constexpr int kHeadDimQK = kHeadDimQK_;
@@ -61,6 +67,17 @@ struct TileShape {
   static constexpr uint32_t kQTileBytes = uint32_t(kQueryRows) * kHeadDimQK * 2;
   static constexpr uint32_t kKTileBytes = uint32_t(kKeyRows) * kHeadDimQK * 2;
   static constexpr uint32_t kVTileBytes = uint32_t(kKeyRows) * kHeadDimV * 2;
+  // P V and P x ones as one m64n136 product: B's columns 128..135 are a third 64-column block of ones, one
+  // column-block stride past V's second, so each V buffer is followed by 16 KiB of ones (of which the product
+  // reads 16 bytes a row). Where shared memory holds that (d_qk = 128), one n136 product replaces an n128 and an
+  // n8 per k-step: the turn's issue holds the warp 351 cycles less and its products finish 110 cycles sooner
+  // (tools/device/wgmma_issue_probe.cu, session 23). Elsewhere the n8 product reads one small ones tile.
+  static constexpr uint32_t kOnesBlockBytes = uint32_t(kKeyRows) * hw::kSwizzleBytes;
+  static constexpr bool kFusedOnes =
+      kQTileBytes + kStages * (kKTileBytes + kVTileBytes + kOnesBlockBytes) + kSharedOverheadBytes <= kMaxSharedBytes;
+  static constexpr uint32_t kVBufferBytes = kVTileBytes + (kFusedOnes ? kOnesBlockBytes : 0);
+  static_assert(kVTileBytes == (kHeadDimV / kColumnBlock) * kOnesBlockBytes,
+                "the ones block is the column block after V's last: the n136 descriptor's third");
 
   static_assert(kHeadDimQK == 128 || kHeadDimQK == 192, "the BF16 kernel serves d_qk = 128 and 192");
   static_assert(kKvCtas == 1 || kKvCtas == 2, "K and V are shared by one CTA or by the two of a cluster");
@@ -93,10 +110,11 @@ struct SharedStorage {
   struct alignas(hw::kSwizzleAtomBytes) Tiles {
     bf16 q[Shape::kQueryRows * Shape::kHeadDimQK];
     bf16 k[Shape::kStages][Shape::kKeyRows * Shape::kHeadDimQK];
-    bf16 v[Shape::kStages][Shape::kKeyRows * Shape::kHeadDimV];
+    bf16 v[Shape::kStages][Shape::kVBufferBytes / 2];  // V, then (kFusedOnes) its column block of ones
     // All ones: the B of a P x ones product (m64n8) whose accumulator holds each row's sum of the rounded
     // P, the denominator, in the tensor cores beside O. Two swizzle atoms hold every address the product's
-    // descriptor reaches (8 columns, 16 keys per k-step, the same descriptor for every step).
+    // descriptor reaches (8 columns, 16 keys per k-step, the same descriptor for every step). Unused where
+    // kFusedOnes puts the ones after each V buffer.
     uint32_t ones[2 * hw::kSwizzleAtomBytes / 4];
   };
   struct Barriers {
@@ -115,8 +133,6 @@ struct SharedStorage {
 // Consumers hand a buffer back with one arrival per warp, after that warp's wgmma reads have completed.
 constexpr uint32_t kConsumerWarps = 2 * hw::kWarpsPerWarpgroup;
 
-// The largest dynamic shared memory a CTA may use on sm_90 (227 KiB).
-constexpr int kMaxSharedBytes = 227 * 1024;
 // Dynamic shared memory is only 16-byte aligned: the kernel rounds its base up to a swizzle atom.
 template <class Shape>
 constexpr int shared_bytes() {
@@ -342,12 +358,18 @@ struct Consumer {
     // V is [key][dim]: MN-major for the product's B (dim is N), 64-column blocks LBO apart, 8-key groups SBO apart.
     const uint64_t v_desc = hw::make_smem_descriptor(smem(s.tiles.v[stage]), column_block_bytes(Shape::kKeyRows),
                                                      hw::kSwizzleAtomBytes);
-    const uint64_t ones_desc = hw::make_smem_descriptor(smem(s.tiles.ones), hw::kSwizzleAtomBytes, hw::kSwizzleAtomBytes);
 #pragma unroll
     for (int kk = 0; kk < Shape::kPvSteps; ++kk) {
       const uint32_t a[hw::kRegistersA] = {pk[4 * kk], pk[4 * kk + 1], pk[4 * kk + 2], pk[4 * kk + 3]};
-      hw::wgmma_m64n128k16_rs_transposed_b(o, a, hw::advance_descriptor(v_desc, uint32_t(kk * Shape::kMmaK) * hw::kSwizzleBytes));
-      hw::wgmma_m64n8k16_rs_transposed_b(l, a, ones_desc);
+      const uint64_t v_step = hw::advance_descriptor(v_desc, uint32_t(kk * Shape::kMmaK) * hw::kSwizzleBytes);
+      if constexpr (Shape::kFusedOnes) {
+        hw::wgmma_m64n136k16_rs_transposed_b(o, l, a, v_step);
+      } else {
+        const uint64_t ones_desc =
+            hw::make_smem_descriptor(smem(s.tiles.ones), hw::kSwizzleAtomBytes, hw::kSwizzleAtomBytes);
+        hw::wgmma_m64n128k16_rs_transposed_b(o, a, v_step);
+        hw::wgmma_m64n8k16_rs_transposed_b(l, a, ones_desc);
+      }
     }
     hw::wgmma_commit();
   }
@@ -577,6 +599,9 @@ template <class Shape>
 struct Kernel {
   using Storage = SharedStorage<Shape>;
   static_assert(shared_bytes<Shape>() <= kMaxSharedBytes, "the tiles must fit one CTA's shared memory");
+  static_assert(shared_bytes<Shape>() <= int(Shape::kQTileBytes + Shape::kStages * (Shape::kKTileBytes + Shape::kVBufferBytes) +
+                                             kSharedOverheadBytes),
+                "kSharedOverheadBytes, which decides kFusedOnes, must bound what the buffers leave");
 
   __device__ static void run(const Params &p, unsigned char *smem_raw) {
     const uintptr_t base = reinterpret_cast<uintptr_t>(smem_raw);
@@ -600,7 +625,14 @@ struct Kernel {
     }
     // The ones of the P x ones product, written by every thread and handed to the async proxy before
     // the barrier that publishes them.
-    for (int i = int(threadIdx.x); i < int(sizeof(s.tiles.ones) / 4); i += kThreads) s.tiles.ones[i] = kBf16OnesPair;
+    if constexpr (Shape::kFusedOnes) {
+      for (int st = 0; st < Shape::kStages; ++st) {
+        uint32_t *const ones = reinterpret_cast<uint32_t *>(s.tiles.v[st]) + Shape::kVTileBytes / 4;
+        for (int i = int(threadIdx.x); i < int(Shape::kOnesBlockBytes / 4); i += kThreads) ones[i] = kBf16OnesPair;
+      }
+    } else {
+      for (int i = int(threadIdx.x); i < int(sizeof(s.tiles.ones) / 4); i += kThreads) s.tiles.ones[i] = kBf16OnesPair;
+    }
     hw::fence_shared_to_async_proxy();
     // A peer's copies and arrivals may reach this CTA's barriers as soon as it passes: the cluster waits
     // for every CTA's initialization.
