@@ -43,11 +43,8 @@ namespace hw = zyfa::hopper;
 // ---------------------------------------------------------------- shapes
 // The largest dynamic shared memory a CTA may use on sm_90 (227 KiB).
 constexpr int kMaxSharedBytes = 227 * 1024;
-// What SharedStorage holds besides the Q, K and V buffers: the n8 product's ones, the barriers, and the
-// alignment of the base; an upper bound, checked by Kernel's static_assert.
-constexpr uint32_t kSharedOverheadBytes = 4 * 1024;
 
-template <int kHeadDimQK_, int kKvCtas_ = 1, int kStages_ = 2>
+template <int kHeadDimQK_, int kKvCtas_ = 1>
 struct TileShape {
   static constexpr int kHeadDimQK = kHeadDimQK_;
   static constexpr int kHeadDimV = 128;
@@ -58,26 +55,18 @@ struct TileShape {
   static constexpr int kMmaM = 64;
   static constexpr int kMmaN = 128;
   static constexpr int kMmaK = 16;
-  // A tile is stored as column blocks of 64 bf16 (one 128-byte swizzled row each), block after block.
+  // A tile is stored as column blocks of 64 bf16 (one 128-byte swizzled row each), each on its own slot of
+  // shared memory (SharedLayout).
   static constexpr int kColumnBlock = hw::kSwizzleBytes / 2;
+  static constexpr int kQkBlocks = kHeadDimQK / kColumnBlock;  // column blocks of Q and of K
+  static constexpr int kVBlocks = kHeadDimV / kColumnBlock;
   static constexpr int kQkSteps = kHeadDimQK / kMmaK;  // k-steps of S = Q K^T
   static constexpr int kPvSteps = kKeyRows / kMmaK;    // k-steps of O += P V
-  static constexpr int kStages = kStages_;             // K and V buffers each
+  static constexpr int kStages = 2;                    // K and V buffers each
   static constexpr int kKvCtas = kKvCtas_;             // CTAs of a cluster that share every K and V copy
   static constexpr uint32_t kQTileBytes = uint32_t(kQueryRows) * kHeadDimQK * 2;
   static constexpr uint32_t kKTileBytes = uint32_t(kKeyRows) * kHeadDimQK * 2;
   static constexpr uint32_t kVTileBytes = uint32_t(kKeyRows) * kHeadDimV * 2;
-  // P V and P x ones as one m64n136 product: B's columns 128..135 are a third 64-column block of ones, one
-  // column-block stride past V's second, so each V buffer is followed by 16 KiB of ones (of which the product
-  // reads 16 bytes a row). Where shared memory holds that (d_qk = 128), one n136 product replaces an n128 and an
-  // n8 per k-step: the turn's issue holds the warp 351 cycles less and its products finish 110 cycles sooner
-  // (tools/device/wgmma_issue_probe.cu, session 23). Elsewhere the n8 product reads one small ones tile.
-  static constexpr uint32_t kOnesBlockBytes = uint32_t(kKeyRows) * hw::kSwizzleBytes;
-  static constexpr bool kFusedOnes =
-      kQTileBytes + kStages * (kKTileBytes + kVTileBytes + kOnesBlockBytes) + kSharedOverheadBytes <= kMaxSharedBytes;
-  static constexpr uint32_t kVBufferBytes = kVTileBytes + (kFusedOnes ? kOnesBlockBytes : 0);
-  static_assert(kVTileBytes == (kHeadDimV / kColumnBlock) * kOnesBlockBytes,
-                "the ones block is the column block after V's last: the n136 descriptor's third");
 
   static_assert(kHeadDimQK == 128 || kHeadDimQK == 192, "the BF16 kernel serves d_qk = 128 and 192");
   static_assert(kKvCtas == 1 || kKvCtas == 2, "K and V are shared by one CTA or by the two of a cluster");
@@ -90,44 +79,73 @@ struct TileShape {
                 "head dims are whole 128-byte swizzle rows");
 };
 
-// Bytes of one column block of `rows` rows: the distance between blocks inside a tile.
-constexpr uint32_t column_block_bytes(int rows) { return uint32_t(rows) * hw::kSwizzleBytes; }
+// ---------------------------------------------------------------- shared memory layout
+// Shared memory is a row of slots, each one column block of a 128-row tile (16 KiB). P V and P x ones are one
+// m64n136 product per k-step, whose B (MN-major) reads three column blocks LBO apart: V's two and, third, a
+// block of ones, so that the accumulator's columns 128..135 are each row's sum of the rounded P. One n136
+// where an n128 and an n8 were: the wgmma queue counts instructions, and the turn's issue held its warps 351
+// cycles less, its products finishing 110 sooner (tools/device/wgmma_issue_probe.cu; +2.5% at 16K, session 23).
+// Both V buffers reach the same ones block with a descriptor of their own, stage s at slot v0_s with
+// LBO_s = (ones - v0_s) / 2 slots: stage 0 at slots 0 and 3, stage 1 at 2 and 4, the ones at 6. Q's first two
+// column blocks fill slots 1 and 5, so nothing is left empty; then Q's third (d_qk = 192) and the K buffers.
+// That layout holds d_qk = 192 (224 KiB) where a block of ones after each V buffer would not.
+template <class Shape>
+struct SharedLayout {
+  static_assert(Shape::kStages == 2 && Shape::kVBlocks == 2, "the slot pattern is for two V buffers of two blocks");
+  static constexpr uint32_t kSlotBytes = uint32_t(Shape::kKeyRows) * hw::kSwizzleBytes;
+  static constexpr int kOnesSlot = 6;
+  static constexpr int kKFirstSlot = kOnesSlot + 1 + (Shape::kQkBlocks - 2);
+  static constexpr int kSlots = kKFirstSlot + Shape::kStages * Shape::kQkBlocks;
 
-// ---------------------------------------------------------------- register budgets (setmaxnreg)
-constexpr int kProducerRegisters = 24;   // one thread issues copies; the rest of its warpgroup idles
-constexpr int kConsumerRegisters = 240;  // O (64) + S (64) + P (32) fp32/bf16x2 fragments and bookkeeping
-constexpr int kThreads = hw::kWarpgroupThreads * 3;
-constexpr int kRegisterFile = 65536;
-static_assert(kProducerRegisters * hw::kWarpgroupThreads + 2 * kConsumerRegisters * hw::kWarpgroupThreads <=
-                  kRegisterFile,
-              "the three warpgroups' budgets must fit the register file");
+  // Functions of a run-time stage (no arrays: device code reads none of a class's static data).
+  __host__ __device__ static constexpr int v_first_slot(int stage) { return 2 * stage; }
+  __host__ __device__ static constexpr int v_lbo_slots(int stage) { return (kOnesSlot - v_first_slot(stage)) / 2; }
+  __host__ __device__ static constexpr int v_slot(int stage, int block) {
+    return v_first_slot(stage) + block * v_lbo_slots(stage);
+  }
+  __host__ __device__ static constexpr int q_slot(int block) {
+    return block == 0 ? 1 : block == 1 ? kOnesSlot - 1 : kOnesSlot + 1 + (block - 2);
+  }
+  __host__ __device__ static constexpr int k_slot(int stage, int block) {
+    return kKFirstSlot + stage * Shape::kQkBlocks + block;
+  }
 
-// ---------------------------------------------------------------- shared memory
+  static_assert(Shape::kQueryRows == Shape::kKeyRows, "Q's column blocks fill slots of K's and V's size");
+  static_assert(v_slot(0, 2) == kOnesSlot && v_slot(1, 2) == kOnesSlot,
+                "each V buffer's third column block is the ones block");
+  // Every slot holds exactly one block: V's, Q's, K's, or the ones.
+  static constexpr bool each_slot_once() {
+    int uses[kSlots] = {};
+    ++uses[kOnesSlot];
+    for (int st = 0; st < Shape::kStages; ++st) {
+      for (int b = 0; b < Shape::kVBlocks; ++b) ++uses[v_slot(st, b)];
+      for (int b = 0; b < Shape::kQkBlocks; ++b) ++uses[k_slot(st, b)];
+    }
+    for (int b = 0; b < Shape::kQkBlocks; ++b) ++uses[q_slot(b)];
+    for (int i = 0; i < kSlots; ++i)
+      if (uses[i] != 1) return false;
+    return true;
+  }
+  static_assert(each_slot_once(), "the slot pattern must hold each block once and leave no slot empty");
+};
+
+// Every slot starts on a swizzle atom (1024 bytes), which TMA's and wgmma's 128-byte swizzle assume.
 template <class Shape>
 struct SharedStorage {
-  using bf16 = __nv_bfloat16;
-  // Every tile starts on a swizzle atom (1024 bytes), which TMA's and wgmma's 128-byte swizzle assume.
-  struct alignas(hw::kSwizzleAtomBytes) Tiles {
-    bf16 q[Shape::kQueryRows * Shape::kHeadDimQK];
-    bf16 k[Shape::kStages][Shape::kKeyRows * Shape::kHeadDimQK];
-    bf16 v[Shape::kStages][Shape::kVBufferBytes / 2];  // V, then (kFusedOnes) its column block of ones
-    // All ones: the B of a P x ones product (m64n8) whose accumulator holds each row's sum of the rounded
-    // P, the denominator, in the tensor cores beside O. Two swizzle atoms hold every address the product's
-    // descriptor reaches (8 columns, 16 keys per k-step, the same descriptor for every step). Unused where
-    // kFusedOnes puts the ones after each V buffer.
-    uint32_t ones[2 * hw::kSwizzleAtomBytes / 4];
+  using Layout = SharedLayout<Shape>;
+  struct alignas(hw::kSwizzleAtomBytes) Slot {
+    unsigned char bytes[Layout::kSlotBytes];
   };
   struct Barriers {
     hw::Mbarrier q_full, q_empty;
     hw::Mbarrier k_full[Shape::kStages], k_empty[Shape::kStages];
     hw::Mbarrier v_full[Shape::kStages], v_empty[Shape::kStages];
   };
-  Tiles tiles;
+  Slot slots[Layout::kSlots];
   Barriers barriers;
 
-  static_assert(Shape::kQTileBytes % hw::kSwizzleAtomBytes == 0 && Shape::kKTileBytes % hw::kSwizzleAtomBytes == 0 &&
-                    Shape::kVTileBytes % hw::kSwizzleAtomBytes == 0,
-                "each tile must keep the next one on a swizzle atom");
+  __device__ __nv_bfloat16 *slot(int i) { return reinterpret_cast<__nv_bfloat16 *>(slots[i].bytes); }
+  static_assert(Layout::kSlotBytes % hw::kSwizzleAtomBytes == 0, "each slot must keep the next one on a swizzle atom");
 };
 
 // Consumers hand a buffer back with one arrival per warp, after that warp's wgmma reads have completed.
@@ -138,6 +156,15 @@ template <class Shape>
 constexpr int shared_bytes() {
   return int(sizeof(SharedStorage<Shape>)) + hw::kSwizzleAtomBytes;
 }
+
+// ---------------------------------------------------------------- register budgets (setmaxnreg)
+constexpr int kProducerRegisters = 24;   // one thread issues copies; the rest of its warpgroup idles
+constexpr int kConsumerRegisters = 240;  // O (64) + S (64) + P (32) fp32/bf16x2 fragments and bookkeeping
+constexpr int kThreads = hw::kWarpgroupThreads * 3;
+constexpr int kRegisterFile = 65536;
+static_assert(kProducerRegisters * hw::kWarpgroupThreads + 2 * kConsumerRegisters * hw::kWarpgroupThreads <=
+                  kRegisterFile,
+              "the three warpgroups' budgets must fit the register file");
 
 // ---------------------------------------------------------------- parameters
 struct Params {
@@ -180,19 +207,21 @@ __device__ __forceinline__ void for_each_tile(const Params &p, Fn &&fn) {
 template <class Shape>
 struct Producer {
   using Storage = SharedStorage<Shape>;
+  using Layout = SharedLayout<Shape>;
 
-  // Copies a tile of `rows` rows at row `row0` as column blocks of 64, all completing on `barrier`. A tile the
-  // cluster shares (kShared, K and V where kKvCtas > 1): this CTA copies its share of the column blocks into
-  // every CTA of the cluster and the others copy the rest, so each CTA's barrier sees the whole tile's bytes.
-  template <int kCols, int kRows, bool kShared = false>
-  __device__ static void load_tile(const CUtensorMap &map, __nv_bfloat16 *dst, hw::Mbarrier &barrier, int32_t row0,
-                                   int32_t head, int32_t batch, hw::L2Hint hint) {
+  // Copies a tile of 128 rows at row `row0` as column blocks of 64, column block cb into slot slot_of(cb), all
+  // completing on `barrier`. A tile the cluster shares (kShared, K and V where kKvCtas > 1): this CTA copies its
+  // share of the column blocks into every CTA of the cluster and the others copy the rest, so each CTA's barrier
+  // sees the whole tile's bytes.
+  template <int kCols, bool kShared = false, class SlotOf>
+  __device__ static void load_tile(const CUtensorMap &map, Storage &s, SlotOf &&slot_of, hw::Mbarrier &barrier,
+                                   int32_t row0, int32_t head, int32_t batch, hw::L2Hint hint) {
     constexpr bool kMulticast = kShared && Shape::kKvCtas > 1;
     constexpr uint16_t kAllCtas = (1u << Shape::kKvCtas) - 1;
     const int rank = kMulticast ? int(hw::cluster_rank()) : 0;
 #pragma unroll
     for (int cb = 0; cb < kCols / Shape::kColumnBlock; ++cb) {
-      __nv_bfloat16 *const block = dst + cb * kRows * Shape::kColumnBlock;
+      __nv_bfloat16 *const block = s.slot(slot_of(cb));
       const int32_t col0 = cb * Shape::kColumnBlock;
       if constexpr (kMulticast) {
         if (cb % Shape::kKvCtas == rank)
@@ -211,19 +240,20 @@ struct Producer {
       bar.q_empty.wait(q_phase ^ 1u);
       bar.q_full.arrive_expecting(Shape::kQTileBytes);
       // Q is read by one CTA once; K and V are read by every tile of the head (and of the GQA group).
-      load_tile<Shape::kHeadDimQK, Shape::kQueryRows>(p.q_map, s.tiles.q, bar.q_full, t.tile * Shape::kQueryRows,
-                                                      t.head, t.batch, hw::L2Hint::kEvictFirst);
+      load_tile<Shape::kHeadDimQK>(p.q_map, s, Layout::q_slot, bar.q_full, t.tile * Shape::kQueryRows, t.head,
+                                   t.batch, hw::L2Hint::kEvictFirst);
       q_phase ^= 1u;
       for (int32_t kb = 0; kb <= t.tile; ++kb) {
         const int32_t key0 = kb * Shape::kKeyRows;
         bar.k_empty[kv.index].wait(kv.phase ^ 1u);
         bar.k_full[kv.index].arrive_expecting(Shape::kKTileBytes);
-        load_tile<Shape::kHeadDimQK, Shape::kKeyRows, true>(p.k_map, s.tiles.k[kv.index], bar.k_full[kv.index], key0,
-                                                            t.kv_head, t.batch, hw::L2Hint::kEvictLast);
+        const int stage = int(kv.index);
+        load_tile<Shape::kHeadDimQK, true>(p.k_map, s, [stage](int cb) { return Layout::k_slot(stage, cb); },
+                                           bar.k_full[kv.index], key0, t.kv_head, t.batch, hw::L2Hint::kEvictLast);
         bar.v_empty[kv.index].wait(kv.phase ^ 1u);
         bar.v_full[kv.index].arrive_expecting(Shape::kVTileBytes);
-        load_tile<Shape::kHeadDimV, Shape::kKeyRows, true>(p.v_map, s.tiles.v[kv.index], bar.v_full[kv.index], key0,
-                                                           t.kv_head, t.batch, hw::L2Hint::kEvictLast);
+        load_tile<Shape::kHeadDimV, true>(p.v_map, s, [stage](int cb) { return Layout::v_slot(stage, cb); },
+                                          bar.v_full[kv.index], key0, t.kv_head, t.batch, hw::L2Hint::kEvictLast);
         kv.advance();
       }
     });
@@ -283,6 +313,7 @@ __device__ __forceinline__ void quad_transpose(uint32_t (&w)[kChunks], int lane)
 template <class Shape>
 struct Consumer {
   using Storage = SharedStorage<Shape>;
+  using Layout = SharedLayout<Shape>;
   // Named barriers 1 and 2 (0 is __syncthreads): barrier 1 + w opens consumer w's turn at the tensor cores.
   static constexpr uint32_t kFirstTurnBarrier = 1;
   static constexpr uint32_t kTurnThreads = 2 * hw::kWarpgroupThreads;
@@ -336,16 +367,20 @@ struct Consumer {
   __device__ uint32_t smem(const void *ptr) const { return static_cast<uint32_t>(__cvta_generic_to_shared(ptr)); }
 
   __device__ void issue_scores(uint32_t stage) {
-    // Q: this consumer's 64 rows; K: all 128 keys. Both K-major, 8-row groups 1024 bytes apart.
+    // Q: this consumer's 64 rows; K: all 128 keys. Both K-major, 8-row groups 1024 bytes apart; each column block
+    // on its slot, as offsets from the first one's.
     const uint64_t q_desc = hw::make_smem_descriptor(
-        smem(s.tiles.q) + uint32_t(consumer * Shape::kRowsPerConsumer * hw::kSwizzleBytes), kUnusedLeadingBytes, hw::kSwizzleAtomBytes);
-    const uint64_t k_desc = hw::make_smem_descriptor(smem(s.tiles.k[stage]), kUnusedLeadingBytes, hw::kSwizzleAtomBytes);
+        smem(s.slot(Layout::q_slot(0))) + uint32_t(consumer * Shape::kRowsPerConsumer * hw::kSwizzleBytes),
+        kUnusedLeadingBytes, hw::kSwizzleAtomBytes);
+    const uint64_t k_desc =
+        hw::make_smem_descriptor(smem(s.slot(Layout::k_slot(int(stage), 0))), kUnusedLeadingBytes, hw::kSwizzleAtomBytes);
 #pragma unroll
     for (int kk = 0; kk < Shape::kQkSteps; ++kk) {
       constexpr int kStepsPerBlock = Shape::kColumnBlock / Shape::kMmaK;
+      const int cb = kk / kStepsPerBlock;
       const uint32_t k_bytes = uint32_t(kk % kStepsPerBlock) * Shape::kMmaK * 2;
-      const uint32_t q_off = uint32_t(kk / kStepsPerBlock) * column_block_bytes(Shape::kQueryRows) + k_bytes;
-      const uint32_t k_off = uint32_t(kk / kStepsPerBlock) * column_block_bytes(Shape::kKeyRows) + k_bytes;
+      const uint32_t q_off = uint32_t(Layout::q_slot(cb) - Layout::q_slot(0)) * Layout::kSlotBytes + k_bytes;
+      const uint32_t k_off = uint32_t(Layout::k_slot(0, cb) - Layout::k_slot(0, 0)) * Layout::kSlotBytes + k_bytes;
       if (kk == 0)
         hw::wgmma_m64n128k16_ss<false>(sc, hw::advance_descriptor(q_desc, q_off), hw::advance_descriptor(k_desc, k_off));
       else
@@ -355,21 +390,16 @@ struct Consumer {
   }
 
   __device__ void issue_pv(uint32_t stage, const uint32_t (&pk)[kPWords]) {
-    // V is [key][dim]: MN-major for the product's B (dim is N), 64-column blocks LBO apart, 8-key groups SBO apart.
-    const uint64_t v_desc = hw::make_smem_descriptor(smem(s.tiles.v[stage]), column_block_bytes(Shape::kKeyRows),
-                                                     hw::kSwizzleAtomBytes);
+    // V is [key][dim]: MN-major for the product's B (dim is N), 64-column blocks LBO apart (V's two, then the
+    // ones: SharedLayout), 8-key groups SBO apart.
+    const uint64_t v_desc =
+        hw::make_smem_descriptor(smem(s.slot(Layout::v_first_slot(int(stage)))),
+                                 uint32_t(Layout::v_lbo_slots(int(stage))) * Layout::kSlotBytes, hw::kSwizzleAtomBytes);
 #pragma unroll
     for (int kk = 0; kk < Shape::kPvSteps; ++kk) {
       const uint32_t a[hw::kRegistersA] = {pk[4 * kk], pk[4 * kk + 1], pk[4 * kk + 2], pk[4 * kk + 3]};
-      const uint64_t v_step = hw::advance_descriptor(v_desc, uint32_t(kk * Shape::kMmaK) * hw::kSwizzleBytes);
-      if constexpr (Shape::kFusedOnes) {
-        hw::wgmma_m64n136k16_rs_transposed_b(o, l, a, v_step);
-      } else {
-        const uint64_t ones_desc =
-            hw::make_smem_descriptor(smem(s.tiles.ones), hw::kSwizzleAtomBytes, hw::kSwizzleAtomBytes);
-        hw::wgmma_m64n128k16_rs_transposed_b(o, a, v_step);
-        hw::wgmma_m64n8k16_rs_transposed_b(l, a, ones_desc);
-      }
+      hw::wgmma_m64n136k16_rs_transposed_b(
+          o, l, a, hw::advance_descriptor(v_desc, uint32_t(kk * Shape::kMmaK) * hw::kSwizzleBytes));
     }
     hw::wgmma_commit();
   }
@@ -599,9 +629,6 @@ template <class Shape>
 struct Kernel {
   using Storage = SharedStorage<Shape>;
   static_assert(shared_bytes<Shape>() <= kMaxSharedBytes, "the tiles must fit one CTA's shared memory");
-  static_assert(shared_bytes<Shape>() <= int(Shape::kQTileBytes + Shape::kStages * (Shape::kKTileBytes + Shape::kVBufferBytes) +
-                                             kSharedOverheadBytes),
-                "kSharedOverheadBytes, which decides kFusedOnes, must bound what the buffers leave");
 
   __device__ static void run(const Params &p, unsigned char *smem_raw) {
     const uintptr_t base = reinterpret_cast<uintptr_t>(smem_raw);
@@ -625,14 +652,8 @@ struct Kernel {
     }
     // The ones of the P x ones product, written by every thread and handed to the async proxy before
     // the barrier that publishes them.
-    if constexpr (Shape::kFusedOnes) {
-      for (int st = 0; st < Shape::kStages; ++st) {
-        uint32_t *const ones = reinterpret_cast<uint32_t *>(s.tiles.v[st]) + Shape::kVTileBytes / 4;
-        for (int i = int(threadIdx.x); i < int(Shape::kOnesBlockBytes / 4); i += kThreads) ones[i] = kBf16OnesPair;
-      }
-    } else {
-      for (int i = int(threadIdx.x); i < int(sizeof(s.tiles.ones) / 4); i += kThreads) s.tiles.ones[i] = kBf16OnesPair;
-    }
+    uint32_t *const ones = reinterpret_cast<uint32_t *>(s.slot(SharedLayout<Shape>::kOnesSlot));
+    for (int i = int(threadIdx.x); i < int(SharedLayout<Shape>::kSlotBytes / 4); i += kThreads) ones[i] = kBf16OnesPair;
     hw::fence_shared_to_async_proxy();
     // A peer's copies and arrivals may reach this CTA's barriers as soon as it passes: the cluster waits
     // for every CTA's initialization.
