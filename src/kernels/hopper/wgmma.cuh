@@ -115,7 +115,8 @@ __device__ __forceinline__ void wgmma_m64n128k16_rs_transposed_b(float (&d)[kAcc
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
 
-// d += A B with A 64 x 16 in registers, as wgmma_m64n128k16_rs_transposed_b, and B 16 x 8 in shared memory:
+// d += A B with A 64 x 16 in registers, as wgmma_m64n128k16_rs_transposed_b, and B 16 x 8 in shared memory
+// (the kernels now take it inside m64n136; tools/device/wgmma_issue_probe.cu times it against that):
 // with B all ones, d accumulates the row sums of exactly the bf16 values of A.
 __device__ __forceinline__ void wgmma_m64n8k16_rs_transposed_b(float (&d)[kAccumulatorsN8],
                                                                const uint32_t (&a)[kRegistersA], uint64_t desc_b) {
