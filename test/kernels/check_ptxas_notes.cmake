@@ -1,11 +1,10 @@
 # CTest kernels_ptxas_notes: compiles each wgmma kernel source of src/kernels/ once more, as the build does,
-# with ptxas's report on, and fails on any of its wgmma notes (C75xx). ptxas builds such a kernel anyway, and it
-# runs and passes every test, only slower: C7511/C7514 serialize every wgmma, and C7517 ("warpgroup.wait is
-# injected ... to allow use of registers defined by GMMA") waits for all products in flight before an access to
-# registers it cannot prove free, which in session 23 moved the wait for S above the epilogue it was meant to
-# overlap. The notes are informational, so a normal build prints them and goes on; this test is what stops them.
+# with ptxas's report on, and fails on any of its wgmma notes (cmake/ZyfaPtxasNotes.cmake). C7517 ("warpgroup.wait
+# is injected ... to allow use of registers defined by GMMA") waits for all products in flight before an access to
+# registers ptxas cannot prove free: in session 23 it moved the wait for S above the epilogue meant to overlap it.
 #   cmake -DNVCC=<nvcc> -DGENCODE=<flags> -DSOURCE_DIR=<repo> -DSOURCES=<a;b> -DWORK=<dir> -P check_ptxas_notes.cmake
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/ZyfaPtxasNotes.cmake)
 file(MAKE_DIRECTORY ${WORK})
 separate_arguments(gencode UNIX_COMMAND "${GENCODE}")
 set(failed FALSE)
@@ -22,10 +21,9 @@ foreach(source IN LISTS SOURCES)
     set(failed TRUE)
     continue()
   endif()
-  string(REGEX MATCHALL "[^\n]*\\(C75[0-9][0-9]\\)[^\n]*" notes "${text}")
-  if(notes)
-    list(JOIN notes "\n" joined)
-    message(SEND_ERROR "${name}: ptxas's wgmma notes:\n${joined}")
+  set(noted FALSE)
+  zyfa_check_wgmma_notes(${name} "${text}" noted)
+  if(noted)
     set(failed TRUE)
     continue()
   endif()

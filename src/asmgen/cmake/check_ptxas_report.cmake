@@ -7,6 +7,7 @@
 # its warpgroups' setmaxnreg budgets add up to that pool, and a smaller one would block setmaxnreg.inc forever.
 #   cmake -DMANIFEST=<dir>/manifest.txt -P check_ptxas_report.cmake
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/../../../cmake/ZyfaPtxasNotes.cmake)
 get_filename_component(dir ${MANIFEST} DIRECTORY)
 file(STRINGS ${MANIFEST} lines)
 list(LENGTH lines n)
@@ -55,13 +56,7 @@ foreach(line IN LISTS lines)
     message(SEND_ERROR "${name}: ${loss}")
     set(failed TRUE)
   endif()
-  # Any other wgmma note, such as C7517: a wait ptxas injected before registers it cannot prove free.
-  string(REGEX MATCHALL "[^\n]*\\(C75[0-9][0-9]\\)[^\n]*" notes "${text}")
-  if(notes)
-    list(JOIN notes "\n" joined)
-    message(SEND_ERROR "${name}: ptxas's wgmma notes:\n${joined}")
-    set(failed TRUE)
-  endif()
+  zyfa_check_wgmma_notes(${name} "${text}" failed)
   if(NOT stack EQUAL 0 OR NOT stores EQUAL 0 OR NOT loads EQUAL 0)
     message(SEND_ERROR "${name}: spills or a stack frame")
     set(failed TRUE)
