@@ -5,7 +5,7 @@
 // slow one. Here warpgroup 1 runs a softmax's instructions (a row max, 64 FFMA + EX2, 32 bf16x2 conversions) while
 // warpgroup 0 does one of: nothing, the same softmax, 24 products issued back to back (held at issue for most of
 // the time), or 8 products issued and then waited for (held at the wait, not at issue).
-// Build (here): nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -I src -o issue_interference_probe
+// Build (here; with tools/device/probe_timing.cuh): nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -I src -o issue_interference_probe
 //               tools/device/issue_interference_probe.cu
 // Run (device): ./issue_interference_probe
 #include <cuda_runtime.h>
@@ -17,12 +17,17 @@
 
 #include "kernels/hopper/warpgroup.cuh"
 #include "kernels/hopper/wgmma.cuh"
+#include "probe_timing.cuh"
 
 namespace hw = zyfa::hopper;
+namespace timing = zyfa::probe;
 
 namespace {
 
-constexpr int kRepeats = 24, kSkipped = 8;
+using timing::clock;
+using timing::kRepeats;
+using timing::kSkipped;
+using timing::median;
 constexpr int kSmemBytes = 48 * 1024;  // A (16 KiB) and B (32 KiB) of the SS products, zeros
 constexpr int kScores = hw::kAccumulatorsN128;
 
@@ -41,12 +46,6 @@ const char *name(Other o) {
 struct Stamps {
   long long softmax[kRepeats], other[kRepeats];
 };
-
-__device__ __forceinline__ long long clock() {
-  long long t;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-  return t;
-}
 
 // A softmax over one thread's 64 scores of an m64n128 accumulator, as the BF16 kernel's: the row maxima (two rows
 // of 32 values, across the quad), 64 FFMA + EX2 in place, 32 bf16x2 conversions. Returns the packed words' xor.
@@ -77,10 +76,7 @@ __device__ __forceinline__ uint32_t softmax(float (&x)[kScores]) {
 template <Other kOther>
 __global__ void __launch_bounds__(256) probe(Stamps *stamps) {
   extern __shared__ __align__(1024) unsigned char smem[];
-  for (int i = int(threadIdx.x); i < kSmemBytes / 4; i += int(blockDim.x)) reinterpret_cast<uint32_t *>(smem)[i] = 0;
-  hw::fence_shared_to_async_proxy();
-  __syncthreads();
-  const uint32_t base = uint32_t(__cvta_generic_to_shared(smem));
+  const uint32_t base = timing::zero_operands(smem, kSmemBytes);
   const uint64_t a_desc = hw::make_smem_descriptor(base, hw::kDescriptorUnit, hw::kSwizzleAtomBytes);
   const uint64_t b_desc = hw::make_smem_descriptor(base + 16384, hw::kDescriptorUnit, hw::kSwizzleAtomBytes);
   const int role = hw::warpgroup_index();
@@ -112,29 +108,10 @@ __global__ void __launch_bounds__(256) probe(Stamps *stamps) {
   if ((sink ^ __float_as_uint(s[0])) == 1u) stamps->softmax[0] = -1;  // keeps both live
 }
 
-long long median(const long long *v) {
-  std::vector<long long> x(v + kSkipped, v + kRepeats);
-  std::sort(x.begin(), x.end());
-  return x[x.size() / 2];
-}
-
-#define CHECK(call)                                                   \
-  do {                                                                \
-    const cudaError_t e = (call);                                     \
-    if (e != cudaSuccess) {                                           \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e)); \
-      return false;                                                   \
-    }                                                                 \
-  } while (0)
-
 template <Other kOther>
 bool run(Stamps *dev) {
-  CHECK(cudaFuncSetAttribute(probe<kOther>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  probe<kOther><<<1, 2 * hw::kWarpgroupThreads, kSmemBytes>>>(dev);
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
   Stamps host;
-  CHECK(cudaMemcpy(&host, dev, sizeof(host), cudaMemcpyDeviceToHost));
+  if (!timing::run_once(probe<kOther>, 2 * hw::kWarpgroupThreads, kSmemBytes, dev, &host)) return false;
   std::printf("| %-26s | %6lld | %6lld |\n", name(kOther), median(host.softmax), median(host.other));
   return true;
 }

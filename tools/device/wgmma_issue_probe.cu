@@ -18,12 +18,17 @@
 #include <vector>
 
 #include "kernels/hopper/wgmma.cuh"
+#include "probe_timing.cuh"
 
 namespace hw = zyfa::hopper;
+namespace timing = zyfa::probe;
 
 namespace {
 
-constexpr int kRepeats = 24, kSkipped = 8;
+using timing::clock;
+using timing::kRepeats;
+using timing::kSkipped;
+using timing::median;
 constexpr int kSteps = 8;  // k-steps of one product: 8 x 16 = 128 (S at d = 128, or P V over 128 keys)
 constexpr int kSmemBytes = 96 * 1024;  // A, B, and an MN-major B of three 64-column blocks (n136)
 
@@ -51,19 +56,10 @@ struct Stamps {
   long long issued[kRepeats], done[kRepeats];
 };
 
-__device__ __forceinline__ long long clock() {
-  long long t;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-  return t;
-}
-
 template <Case kCase>
 __global__ void __launch_bounds__(256) probe(Stamps *stamps) {
   extern __shared__ __align__(1024) unsigned char smem[];
-  for (int i = int(threadIdx.x); i < kSmemBytes / 4; i += int(blockDim.x)) reinterpret_cast<uint32_t *>(smem)[i] = 0;
-  hw::fence_shared_to_async_proxy();
-  __syncthreads();
-  const uint32_t base = uint32_t(__cvta_generic_to_shared(smem));
+  const uint32_t base = timing::zero_operands(smem, kSmemBytes);
   const uint64_t a_desc = hw::make_smem_descriptor(base, hw::kDescriptorUnit, hw::kSwizzleAtomBytes);
   const uint64_t b_desc = hw::make_smem_descriptor(base + 16384, hw::kDescriptorUnit, hw::kSwizzleAtomBytes);
   const uint64_t v_desc = hw::make_smem_descriptor(base + 32768, 128 * hw::kSwizzleBytes, hw::kSwizzleAtomBytes);
@@ -161,29 +157,10 @@ __global__ void __launch_bounds__(256) probe(Stamps *stamps) {
   if (live == 1.0f) stamps->issued[0] = -1;
 }
 
-long long median(const long long *v) {
-  std::vector<long long> x(v + kSkipped, v + kRepeats);
-  std::sort(x.begin(), x.end());
-  return x[x.size() / 2];
-}
-
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    const cudaError_t e = (call);                                                    \
-    if (e != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e));                \
-      return false;                                                                  \
-    }                                                                                \
-  } while (0)
-
 template <Case kCase>
 bool run(Stamps *dev, int busy) {
-  CHECK(cudaFuncSetAttribute(probe<kCase>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  probe<kCase><<<1, 128 * (1 + busy), kSmemBytes>>>(dev);
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
   Stamps host;
-  CHECK(cudaMemcpy(&host, dev, sizeof(host), cudaMemcpyDeviceToHost));
+  if (!timing::run_once(probe<kCase>, 128 * (1 + busy), kSmemBytes, dev, &host)) return false;
   std::printf("| %-26s | %d | %6lld | %6lld |\n", name(kCase), 1 + busy, median(host.issued), median(host.done));
   return true;
 }
