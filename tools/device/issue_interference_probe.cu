@@ -5,15 +5,13 @@
 // slow one. Here warpgroup 1 runs a softmax's instructions (a row max, 64 FFMA + EX2, 32 bf16x2 conversions) while
 // warpgroup 0 does one of: nothing, the same softmax, 24 products issued back to back (held at issue for most of
 // the time), or 8 products issued and then waited for (held at the wait, not at issue).
-// Build (here; with tools/device/probe_timing.cuh): nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -I src -o issue_interference_probe
+// Build (here): nvcc -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -I src -o issue_interference_probe
 //               tools/device/issue_interference_probe.cu
 // Run (device): ./issue_interference_probe
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <vector>
 
 #include "kernels/hopper/warpgroup.cuh"
 #include "kernels/hopper/wgmma.cuh"
@@ -26,7 +24,6 @@ namespace {
 
 using timing::clock;
 using timing::kRepeats;
-using timing::kSkipped;
 using timing::median;
 constexpr int kSmemBytes = 48 * 1024;  // A (16 KiB) and B (32 KiB) of the SS products, zeros
 constexpr int kScores = hw::kAccumulatorsN128;

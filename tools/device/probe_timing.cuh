@@ -1,5 +1,6 @@
-// What the device probes share: the SM clock read, the median of a probe's repeats with the first ones left out
-// (warm-up), and a CUDA-call check that reports and fails the probe's run.
+// What the wgmma timing probes of tools/device share: the SM clock read, the zeroed operands in shared memory, the
+// launch of one CTA with its stamps copied back, and the median of a probe's repeats with the first ones (warm-up)
+// left out.
 #ifndef ZYFA_TOOLS_DEVICE_PROBE_TIMING_CUH_
 #define ZYFA_TOOLS_DEVICE_PROBE_TIMING_CUH_
 
@@ -38,29 +39,22 @@ inline long long median(const long long *v) {
   return x[x.size() / 2];
 }
 
-}  // namespace zyfa::probe
-
-#define ZYFA_PROBE_CHECK(call)                                        \
-  do {                                                                \
-    const cudaError_t e = (call);                                     \
-    if (e != cudaSuccess) {                                           \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e)); \
-      return false;                                                   \
-    }                                                                 \
-  } while (0)
-
-namespace zyfa::probe {
+// True if `e` is cudaSuccess; else prints what failed and why.
+inline bool cuda_ok(cudaError_t e, const char *what) {
+  if (e != cudaSuccess) std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+  return e == cudaSuccess;
+}
 
 // One CTA of `threads` threads with `smem_bytes` of dynamic shared memory runs `kernel(dev)`; its stamps are then
 // copied into *host. False (and the CUDA error printed) if any step fails.
 template <class Stamps>
 bool run_once(void (*kernel)(Stamps *), int threads, int smem_bytes, Stamps *dev, Stamps *host) {
-  ZYFA_PROBE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+  if (!cuda_ok(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes),
+               "cudaFuncSetAttribute"))
+    return false;
   kernel<<<1, threads, smem_bytes>>>(dev);
-  ZYFA_PROBE_CHECK(cudaGetLastError());
-  ZYFA_PROBE_CHECK(cudaDeviceSynchronize());
-  ZYFA_PROBE_CHECK(cudaMemcpy(host, dev, sizeof(Stamps), cudaMemcpyDeviceToHost));
-  return true;
+  return cuda_ok(cudaGetLastError(), "launch") && cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize") &&
+         cuda_ok(cudaMemcpy(host, dev, sizeof(Stamps), cudaMemcpyDeviceToHost), "cudaMemcpy");
 }
 
 }  // namespace zyfa::probe

@@ -12,10 +12,8 @@
 // Run (device): ./wgmma_issue_probe
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <vector>
 
 #include "kernels/hopper/wgmma.cuh"
 #include "probe_timing.cuh"
@@ -27,7 +25,6 @@ namespace {
 
 using timing::clock;
 using timing::kRepeats;
-using timing::kSkipped;
 using timing::median;
 constexpr int kSteps = 8;  // k-steps of one product: 8 x 16 = 128 (S at d = 128, or P V over 128 keys)
 constexpr int kSmemBytes = 96 * 1024;  // A, B, and an MN-major B of three 64-column blocks (n136)
