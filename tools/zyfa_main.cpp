@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -108,6 +109,16 @@ bool make_input(int64_t elements, bool fp8, double std, std::mt19937_64 &rng, Ho
   }
   return true;
 }
+
+// FNV-1a over bytes: a digest of the output and LSE, so that two builds or two runs on the same seed can be
+// compared bit for bit from their printouts.
+uint64_t fnv1a64(const void *data, size_t bytes, uint64_t h) {
+  constexpr uint64_t kPrime = 0x100000001b3ull;
+  const auto *p = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * kPrime;
+  return h;
+}
+constexpr uint64_t kFnvOffsetBasis = 0xcbf29ce484222325ull;
 
 bool gpu_present() {
   int count = 0;
@@ -292,6 +303,10 @@ int main(int argc, char **argv) {
               (long long)o.d_qk, (long long)o.d_v, o.layout.c_str(), (unsigned long long)o.seed);
   std::printf("rel_rms_err %.3e (tolerance %.1e)  max_abs_err %.3e  lse_max_err %.3e  unwritten %lld\n", rel_rms,
               tolerance, max_abs, lse_max, (long long)unwritten);
+  const uint64_t digest =
+      fnv1a64(lse.data(), lse.size() * sizeof(float), fnv1a64(out.data(), out.size() * 2, kFnvOffsetBasis));
+  std::printf("output digest %016llx (FNV-1a of the output%s bytes)\n", (unsigned long long)digest,
+              o.lse ? " and LSE" : "");
   std::printf("time %.4f ms/call  %.4g TFLOP/s (B*H*S^2*(d_qk+d_v))  workspace %zu bytes\n", ms, tflops,
               workspace_bytes);
   const bool ok = rel_rms <= tolerance && unwritten == 0 && std::isfinite(max_abs);
