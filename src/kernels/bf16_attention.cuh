@@ -4,6 +4,7 @@
 // each, the diagonal block last), every query row runs numerics.h's recurrence:
 //   S    = Q K_kb^T                                   (wgmma, fp32)
 //   bmax = c * rowmax(S);  if m = -inf or bmax > m + tau:  alpha = 2^(m - bmax), m = bmax
+//          (after a tile's first block, only where P against the running m shows that m could move)
 //   P    = bf16(2^(S c - m))                          (one FFMA and one EX2 per score, rounded once)
 //   O    = alpha O + P V_kb,   l = alpha l + rowsum(P) (the rounded P, summed by the tensor cores as P x ones)
 //   out  = bf16(O * output_scale(l)),  lse = (m + log2 l) ln 2
@@ -267,6 +268,7 @@ constexpr int kFragments = hw::kAccumulatorsN128;
 constexpr int kChunks = kFragments / 4;
 constexpr int kRowHalves = 2;
 constexpr uint32_t kBf16OnesPair = 0x3F803F80u;  // two bf16 1.0
+
 __device__ __forceinline__ constexpr int fragment(int chunk, int half, int col) { return 4 * chunk + 2 * half + col; }
 
 __device__ __forceinline__ float exp2_approx(float x) {
@@ -429,34 +431,68 @@ struct Consumer {
     }
   }
 
-  // Block max, lazy rescale decision, and the exponentials in place (fp32, not yet rounded).
-  __device__ void exponentiate() {
+  // Row half h's block max and the lazy rescale decision (every lane of the warp: the max is a quad
+  // reduction); true when m moved, so that the half's P must be taken against the new m.
+  __device__ bool update_block_max(int h) {
     const float c = p.score_scale;
+    float mx = -INFINITY;
+#pragma unroll
+    for (int ch = 0; ch < kChunks; ++ch) mx = fmaxf(mx, fmaxf(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]));
+    const float bmax = c * quad_max(mx);
+    alpha[h] = 1.0f;
+    if (m[h] == -INFINITY || bmax > m[h] + nx::kLazyRescaleThreshold) {
+      alpha[h] = exp2_approx(m[h] - bmax);
+      m[h] = bmax;
+      return true;
+    }
+    return false;
+  }
+
+  // P = bf16(exp2(S c - m)) of row half h as the A fragments of a PV product (whose P x ones product adds the
+  // rounded values to l); S stays in sc. Returns the OR of the half's words.
+  __device__ uint32_t round_p_row(int h, uint32_t (&dst)[kPWords]) {
+    const float c = p.score_scale;
+    const float neg_m = -m[h];
+    uint32_t bits = 0;
+#pragma unroll
+    for (int ch = 0; ch < kChunks; ++ch) {
+      const uint32_t w = pack_bf16x2(exp2_approx(__fmaf_rn(sc[fragment(ch, h, 0)], c, neg_m)),
+                                     exp2_approx(__fmaf_rn(sc[fragment(ch, h, 1)], c, neg_m)));
+      dst[2 * ch + h] = w;
+      bits |= w;
+    }
+    return bits;
+  }
+
+  // The recurrence's order: block max, lazy rescale, then P (a tile's first block, where m is -inf).
+  __device__ void round_p_after_max(uint32_t (&dst)[kPWords]) {
 #pragma unroll
     for (int h = 0; h < kRowHalves; ++h) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int ch = 0; ch < kChunks; ++ch) mx = fmaxf(mx, fmaxf(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]));
-      const float bmax = c * quad_max(mx);
-      alpha[h] = 1.0f;
-      if (m[h] == -INFINITY || bmax > m[h] + nx::kLazyRescaleThreshold) {
-        alpha[h] = exp2_approx(m[h] - bmax);
-        m[h] = bmax;
-      }
-      const float neg_m = -m[h];
-#pragma unroll
-      for (int ch = 0; ch < kChunks; ++ch)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) sc[fragment(ch, h, e)] = exp2_approx(__fmaf_rn(sc[fragment(ch, h, e)], c, neg_m));
+      update_block_max(h);
+      round_p_row(h, dst);
     }
-    // The exponentials are what overlaps the PV product in flight: without this the compiler sinks them
-    // to their first use, after the wait for that product.
-    hw::pin_registers(sc);
+  }
+
+  // The same values with the block max taken only where it could matter: P is rounded against the running m
+  // first, which is the recurrence's P whenever the block keeps m, and numerics::bf16_p_clear_of_rescale says
+  // from the OR of the words that it does. Otherwise (a row's m far from its scores, P of 2 or more, NaN) the
+  // warp takes the block max as the recurrence does, and a half whose m moves takes its P again. The output is
+  // bitwise the recurrence's, and in the common block the exponentials start as soon as S lands, without the
+  // 64 FMNMX and two shuffle rounds before them (+9% at d = 128, 16K: bench/NOTES.md, session 25).
+  __device__ void round_p_before_max(uint32_t (&dst)[kPWords]) {
+    const uint32_t bits = round_p_row(0, dst) | round_p_row(1, dst);
+    alpha[0] = alpha[1] = 1.0f;
+    const bool may_rescale = !(nx::bf16_p_clear_of_rescale(bits, m[0]) && nx::bf16_p_clear_of_rescale(bits, m[1]));
+    if (__any_sync(kFullWarp, may_rescale)) {
+#pragma unroll
+      for (int h = 0; h < kRowHalves; ++h)
+        if (update_block_max(h)) round_p_row(h, dst);
+    }
   }
 
   // Waits for the PV product in flight, then folds alpha into O.
   // The wait needs a basic block of its own: ptxas hoists a wgmma wait above the independent instructions
-  // of its block (written after exponentiate() in the same block, it lands before the row max), which
+  // of its block (written after the exponentials in the same block, it lands before them), which
   // would queue the exponentials behind the very product they are meant to overlap. So it sits in both
   // arms of a branch on a condition ptxas cannot fold but that is the same on every thread of the CTA
   // (a kernel parameter; always true here, since a CTA with no job never gets this far):
@@ -487,15 +523,6 @@ struct Consumer {
 #pragma unroll
     for (int i = 0; i < hw::kAccumulatorsN8; ++i) l[i] *= alpha[i / 2];
   }
-  // P = bf16(exp2(...)) as the A fragments of a PV product (whose P x ones product adds the rounded values
-  // to l).
-  __device__ void round_p(uint32_t (&dst)[kPWords]) {
-#pragma unroll
-    for (int h = 0; h < kRowHalves; ++h)
-#pragma unroll
-      for (int ch = 0; ch < kChunks; ++ch) dst[2 * ch + h] = pack_bf16x2(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]);
-  }
-
   // One turn at the tensor cores: S_kb (kScores) and the previous block's PV (kPv, P in pk[kIn]) issued, the
   // turn passed on, then the wait for the first of them (S when both are in flight); K's buffer released.
   template <bool kScores, bool kPv, int kIn = 0>
@@ -538,8 +565,7 @@ struct Consumer {
     take_turn<true, true, kIn>();
     mask_if_diagonal(kb, last);
     // PV_{kb-1} may still be in flight (its tail, by the time the issue ends): P_kb goes to the other set.
-    exponentiate();
-    round_p(pk[1 - kIn]);
+    round_p_before_max(pk[1 - kIn]);
     hw::pin_registers(pk[1 - kIn]);
     wait_pv_then_rescale();
     release_kv(s.barriers.v_empty[v_stage.index]);
@@ -570,8 +596,8 @@ struct Consumer {
     // Block 0: scores only.
     take_turn<true, false>();
     mask_if_diagonal(0, last);
-    exponentiate();
-    round_p(pk[0]);  // O is still zero: nothing to rescale
+    round_p_after_max(pk[0]);  // O is still zero: nothing to rescale
+    hw::pin_registers(pk[0]);
 
     // Blocks 1..last, two per trip (pk[0] then pk[1] in flight), then the last PV.
     for (int32_t kb = 1;; kb += 2) {

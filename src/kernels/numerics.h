@@ -134,6 +134,22 @@ ZYFA_HD float output_scale(float l, float v_descale) {
 #endif
 }
 
+// ---- BF16's P before the block max (bf16_attention.cuh): P rounded against the running m first, which is the
+// recurrence's P whenever the block keeps m, and the block max looked for only where P could show a rescale.
+// The OR of a block's P words bounds the largest of their exponent fields, so `clear` means every P below
+// 2^(tau - 1): every c s - m below tau - 1 (up to ex2.approx's error), a binade clear of the rule's
+// bmax > m + tau however fp32 rounds c smax, m + tau and the FFMA, while |m| < kBf16ClearReferenceBound.
+// NaN and infinite P, and m = -inf, are never clear. `words_or` is the OR of words of two bf16 each.
+constexpr uint32_t kBf16ExponentMask = 0x7F80u;
+constexpr uint32_t kBf16ExponentOfRescaleBound = uint32_t(127 + int(kLazyRescaleThreshold) - 1) << 7;
+constexpr float kBf16ClearReferenceBound = 0x1p22f;
+static_assert(kLazyRescaleThreshold == float(int(kLazyRescaleThreshold)) && kLazyRescaleThreshold >= 2,
+              "the bound on P before the block max is a whole binade below tau");
+ZYFA_HD bool bf16_p_clear_of_rescale(uint32_t words_or, float m) {
+  const uint32_t exponents = (words_or | (words_or >> 16)) & kBf16ExponentMask;
+  return exponents < kBf16ExponentOfRescaleBound && std::fabs(m) < kBf16ClearReferenceBound;
+}
+
 // ---- float8 e4m3 (OCP "fn": no infinities, 0x7f/0xff are NaN, max 448), round to nearest even,
 // saturating to +-448 like cvt.rn.satfinite.e4m3x2.f32.
 ZYFA_HD float e4m3_value(uint8_t c) {

@@ -271,5 +271,60 @@ TEST(Recurrence, DefaultPRoundingFollowsZyfa) {
   EXPECT_FALSE(uses_lean_p(192));
 }
 
+// BF16's P before the block max: a block that bf16_p_clear_of_rescale passes never meets the lazy rescale's
+// rule, so P against the running m is the recurrence's P. The block's top c s - m is drawn from below 0 to
+// past tau, m up to the bound, where fp32's roundings are coarsest; P is rounded as the kernel rounds it. (The
+// OR is exact only up to P < 2: a block mixing P below 1 with P at 2 or more is not clear, and takes the max.)
+TEST(Bf16PBeforeMax, ClearBlocksNeverMeetTheRescaleRule) {
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<float> scale(0.01f, 2.0f), unit(0.0f, 1.0f);
+  std::uniform_int_distribution<int> binade(-20, 21);
+  constexpr int kBlock = 64;  // one thread's P of a block: two rows' 32 words, one OR
+  int clear = 0, not_clear = 0;
+  for (int trial = 0; trial < 200000; ++trial) {
+    const float c = scale(rng);
+    const float m = (unit(rng) < 0.5f ? -1.0f : 1.0f) * std::ldexp(1.0f + unit(rng), binade(rng));
+    // The block's highest c s - m, in [-2, tau + 1]; the rest up to 30 binades below it, or all within one
+    // binade of it (where the OR lets P up to 2^(tau - 1) pass).
+    const float top = -2.0f + (kLazyRescaleThreshold + 3.0f) * unit(rng);
+    const float spread = trial % 2 ? 30.0f : 1.0f;
+    uint32_t words_or = 0;
+    float smax = -INFINITY;
+    for (int j = 0; j < kBlock; ++j) {
+      const float s = (m + (j == 0 ? top : top - spread * unit(rng))) / c;
+      smax = std::max(smax, s);
+      words_or |= uint32_t(bf16_bits(std::exp2(std::fma(s, c, -m)))) << (16 * (j % 2));
+    }
+    const float bmax = c * smax;
+    if (bf16_p_clear_of_rescale(words_or, m)) {
+      ++clear;
+      ASSERT_FALSE(bmax > m + kLazyRescaleThreshold) << "c " << c << " m " << m << " top " << top;
+    } else {
+      ++not_clear;
+    }
+  }
+  // Both outcomes must occur, or the trial says nothing about the bound.
+  EXPECT_GT(clear, 10000);
+  EXPECT_GT(not_clear, 10000);
+}
+
+TEST(Bf16PBeforeMax, NonFiniteValuesAndReferencesAreNeverClear) {
+  const uint32_t one = bf16_bits(1.0f), below_two = bf16_bits(1.99f);
+  const uint32_t below_bound = bf16_bits(std::ldexp(1.99f, int(kLazyRescaleThreshold) - 2));
+  const uint32_t at_bound = bf16_bits(std::ldexp(1.0f, int(kLazyRescaleThreshold) - 1));
+  EXPECT_TRUE(bf16_p_clear_of_rescale(one | (below_two << 16), 0.0f));
+  EXPECT_TRUE(bf16_p_clear_of_rescale(below_bound | (below_bound << 16), 0.0f));
+  EXPECT_FALSE(bf16_p_clear_of_rescale(one | (below_bound << 16), 0.0f));  // the OR's exponents pass the bound
+  EXPECT_FALSE(bf16_p_clear_of_rescale(at_bound, 0.0f));          // low half
+  EXPECT_FALSE(bf16_p_clear_of_rescale(one | (at_bound << 16), 0.0f));  // high half
+  EXPECT_FALSE(bf16_p_clear_of_rescale(bf16_bits(INFINITY), 0.0f));
+  EXPECT_FALSE(bf16_p_clear_of_rescale(uint32_t(bf16_bits(NAN)) << 16, 0.0f));
+  EXPECT_FALSE(bf16_p_clear_of_rescale(uint32_t(bf16_bits(-NAN)), 0.0f));
+  EXPECT_FALSE(bf16_p_clear_of_rescale(one, -INFINITY));  // a row's first block
+  EXPECT_FALSE(bf16_p_clear_of_rescale(one, NAN));
+  EXPECT_FALSE(bf16_p_clear_of_rescale(one, kBf16ClearReferenceBound));
+  EXPECT_TRUE(bf16_p_clear_of_rescale(0u, -std::nextafter(kBf16ClearReferenceBound, 0.0f)));
+}
+
 }  // namespace
 }  // namespace zyfa::numerics

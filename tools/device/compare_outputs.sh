@@ -5,7 +5,8 @@
 # Here, per build: tools/device/prepare_candidate.sh NAME (its .carry-NAME); carry them all.
 # Usage: bash tools/device/compare_outputs.sh "NAME NAME..." "ZYFA ARGS" ["ZYFA ARGS" ...]
 #   e.g. bash tools/device/compare_outputs.sh "main bf16spec" "--dtype bf16 --seqlen 4097 --std 3 --seed 7"
-# Prints one line per case: the digests, and SAME or DIFFERENT; exit 1 if any case differs or fails.
+# Prints one line per case: SAME or DIFFERENT, the digests, and which builds failed the fp64 check; exit 1 if
+# any case differs or prints no digest.
 set -uo pipefail
 read -r -a names <<< "${1:?usage: compare_outputs.sh \"NAMES\" \"ZYFA ARGS\"...}"
 shift
@@ -13,17 +14,20 @@ shift
 status=0
 for args in "$@"; do
   digests=()
+  checks=""
   for name in "${names[@]}"; do
     # shellcheck disable=SC2086
     line="$(timeout -k 5 300 ".carry-$name/zyfa" $args --iters 1 2>&1)"
     digest="$(grep -oE 'output digest [0-9a-f]+' <<< "$line" | awk '{print $3}')"
-    grep -q '^PASS' <<< "$line" || { status=1; digest="${digest:-none}(FAIL)"; }
+    # The fp64 check's verdict is reported, not required: inputs far from the speed protocol (a large --std)
+    # may fail the tolerance in every build alike, and the comparison is still bit for bit.
+    grep -q '^PASS' <<< "$line" || checks+=" fp64-check-failed:$name"
     digests+=("$name=${digest:-none}")
   done
   verdict=SAME
   first="${digests[0]#*=}"
-  for d in "${digests[@]}"; do [[ "${d#*=}" == "$first" && "$first" != none* && "$first" != *FAIL* ]] || verdict=DIFFERENT; done
+  for d in "${digests[@]}"; do [[ "${d#*=}" == "$first" && "$first" != none ]] || verdict=DIFFERENT; done
   [[ "$verdict" == SAME ]] || status=1
-  printf '%-9s %-70s %s\n' "$verdict" "$args" "${digests[*]}"
+  printf '%-9s %-70s %s%s\n' "$verdict" "$args" "${digests[*]}" "$checks"
 done
 exit $status
