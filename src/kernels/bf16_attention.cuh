@@ -475,14 +475,21 @@ struct Consumer {
 
   // The same values with the block max taken only where it could matter: P is rounded against the running m
   // first, which is the recurrence's P whenever the block keeps m, and numerics::bf16_p_clear_of_rescale says
-  // from the OR of the words that it does. Otherwise (a row's m far from its scores, P of 2 or more, NaN) the
-  // warp takes the block max as the recurrence does, and a half whose m moves takes its P again. The output is
+  // from the OR of the words (or, where the OR is inexact, their max) that it does. Otherwise (P of 2^(tau - 1)
+  // or more, a row's m far from its scores, NaN) the warp takes the block max as the recurrence does, and a
+  // half whose m moves takes its P again. The output is
   // bitwise the recurrence's, and in the common block the exponentials start as soon as S lands, without the
   // 64 FMNMX and two shuffle rounds before them (+9% at d = 128, 16K: bench/NOTES.md, session 25).
   __device__ void round_p_before_max(uint32_t (&dst)[kPWords]) {
     const uint32_t bits = round_p_row(0, dst) | round_p_row(1, dst);
     alpha[0] = alpha[1] = 1.0f;
-    const bool may_rescale = !(nx::bf16_p_clear_of_rescale(bits, m[0]) && nx::bf16_p_clear_of_rescale(bits, m[1]));
+    bool may_rescale = !(nx::bf16_p_clear_of_rescale(bits, m[0]) && nx::bf16_p_clear_of_rescale(bits, m[1]));
+    if (may_rescale) {  // the OR is cheap but inexact past P = 2; the words' max settles it before the warp votes
+      uint32_t top = 0;
+#pragma unroll
+      for (int i = 0; i < kPWords; ++i) top = nx::bf16x2_bits_max(top, dst[i]);
+      may_rescale = !(nx::bf16_p_max_clear_of_rescale(top, m[0]) && nx::bf16_p_max_clear_of_rescale(top, m[1]));
+    }
     if (__any_sync(kFullWarp, may_rescale)) {
 #pragma unroll
       for (int h = 0; h < kRowHalves; ++h)

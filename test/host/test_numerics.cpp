@@ -279,8 +279,8 @@ TEST(Bf16PBeforeMax, ClearBlocksNeverMeetTheRescaleRule) {
   std::mt19937 rng(29);
   std::uniform_real_distribution<float> scale(0.01f, 2.0f), unit(0.0f, 1.0f);
   std::uniform_int_distribution<int> binade(-20, 21);
-  constexpr int kBlock = 64;  // one thread's P of a block: two rows' 32 words, one OR
-  int clear = 0, not_clear = 0;
+  constexpr int kBlock = 64;  // one thread's P of a block: two rows' 32 words, one OR and one max
+  int clear = 0, clear_by_max_alone = 0, not_clear = 0;
   for (int trial = 0; trial < 200000; ++trial) {
     const float c = scale(rng);
     const float m = (unit(rng) < 0.5f ? -1.0f : 1.0f) * std::ldexp(1.0f + unit(rng), binade(rng));
@@ -288,24 +288,53 @@ TEST(Bf16PBeforeMax, ClearBlocksNeverMeetTheRescaleRule) {
     // binade of it (where the OR lets P up to 2^(tau - 1) pass).
     const float top = -2.0f + (kLazyRescaleThreshold + 3.0f) * unit(rng);
     const float spread = trial % 2 ? 30.0f : 1.0f;
-    uint32_t words_or = 0;
+    uint32_t words_or = 0, words_max = 0;
     float smax = -INFINITY;
-    for (int j = 0; j < kBlock; ++j) {
-      const float s = (m + (j == 0 ? top : top - spread * unit(rng))) / c;
-      smax = std::max(smax, s);
-      words_or |= uint32_t(bf16_bits(std::exp2(std::fma(s, c, -m)))) << (16 * (j % 2));
+    for (int j = 0; j < kBlock; j += 2) {
+      uint32_t word = 0;
+      for (int e = 0; e < 2; ++e) {
+        const float s = (m + (j + e == 0 ? top : top - spread * unit(rng))) / c;
+        smax = std::max(smax, s);
+        word |= uint32_t(bf16_bits(std::exp2(std::fma(s, c, -m)))) << (16 * e);
+      }
+      words_or |= word;
+      words_max = bf16x2_bits_max(words_max, word);
     }
     const float bmax = c * smax;
-    if (bf16_p_clear_of_rescale(words_or, m)) {
+    const bool or_clear = bf16_p_clear_of_rescale(words_or, m), max_clear = bf16_p_max_clear_of_rescale(words_max, m);
+    ASSERT_TRUE(!or_clear || max_clear) << "the max is exact where the OR passes";
+    if (max_clear) {
       ++clear;
+      if (!or_clear) ++clear_by_max_alone;
       ASSERT_FALSE(bmax > m + kLazyRescaleThreshold) << "c " << c << " m " << m << " top " << top;
     } else {
       ++not_clear;
     }
   }
-  // Both outcomes must occur, or the trial says nothing about the bound.
+  // Every outcome must occur, or the trial says nothing about the bound.
   EXPECT_GT(clear, 10000);
+  EXPECT_GT(clear_by_max_alone, 10000);
   EXPECT_GT(not_clear, 10000);
+}
+
+TEST(Bf16PBeforeMax, WordsMaxIsTheHalfwiseMax) {
+  std::mt19937 rng(31);
+  for (int i = 0; i < 100000; ++i) {
+    const uint32_t a = uint32_t(rng()), b = uint32_t(rng());
+    const uint32_t v = bf16x2_bits_max(a, b);
+    ASSERT_EQ(v & 0xFFFFu, std::max(a & 0xFFFFu, b & 0xFFFFu));
+    ASSERT_EQ(v >> 16, std::max(a >> 16, b >> 16));
+  }
+  const uint32_t one = bf16_bits(1.0f), big = bf16_bits(std::ldexp(1.99f, int(kLazyRescaleThreshold) - 2));
+  const uint32_t at_bound = bf16_bits(std::ldexp(1.0f, int(kLazyRescaleThreshold) - 1));
+  EXPECT_TRUE(bf16_p_max_clear_of_rescale(one | (big << 16), 0.0f));  // where the OR fails
+  EXPECT_FALSE(bf16_p_max_clear_of_rescale(at_bound, 0.0f));
+  EXPECT_FALSE(bf16_p_max_clear_of_rescale(one | (at_bound << 16), 0.0f));
+  EXPECT_FALSE(bf16_p_max_clear_of_rescale(bf16_bits(INFINITY), 0.0f));
+  EXPECT_FALSE(bf16_p_max_clear_of_rescale(uint32_t(bf16_bits(NAN)) << 16, 0.0f));
+  EXPECT_FALSE(bf16_p_max_clear_of_rescale(uint32_t(bf16_bits(-NAN)), 0.0f));
+  EXPECT_FALSE(bf16_p_max_clear_of_rescale(one, -INFINITY));
+  EXPECT_FALSE(bf16_p_max_clear_of_rescale(one, kBf16ClearReferenceBound));
 }
 
 TEST(Bf16PBeforeMax, NonFiniteValuesAndReferencesAreNeverClear) {
