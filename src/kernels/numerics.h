@@ -146,15 +146,18 @@ constexpr uint32_t kBf16ExponentOfRescaleBound = uint32_t(127 + int(kLazyRescale
 constexpr float kBf16ClearReferenceBound = 0x1p22f;
 static_assert(kLazyRescaleThreshold == float(int(kLazyRescaleThreshold)) && kLazyRescaleThreshold >= 2,
               "the bound on P before the block max is a whole binade below tau");
+// The bound itself, on bits that bound the block's largest P from above (sign and exponent fields at least).
+ZYFA_HD bool bf16_top_bits_clear_of_rescale(uint32_t top_bits, float m) {
+  return top_bits < kBf16ExponentOfRescaleBound && std::fabs(m) < kBf16ClearReferenceBound;
+}
 ZYFA_HD bool bf16_p_clear_of_rescale(uint32_t words_or, float m) {
-  const uint32_t exponents = (words_or | (words_or >> 16)) & kBf16ExponentMask;
-  return exponents < kBf16ExponentOfRescaleBound && std::fabs(m) < kBf16ClearReferenceBound;
+  return bf16_top_bits_clear_of_rescale((words_or | (words_or >> 16)) & kBf16ExponentMask, m);
 }
 // The same from the largest word instead of the OR, exact at any P: where the OR fails only because it mixes P
-// below 1 with P from 2 up (a row's new maximum by a binade or more: std-1 and outlier inputs' common case,
-// 0.94-0.98x before this test), the halfwise max of the words still proves the block clear. As bits, a
-// non-negative bf16 orders as its value; -NaN's sign bit, +inf and +NaN all fail the bound. `words_max` is the
-// halfwise unsigned max of words of two bf16 each (bf16x2_bits_max).
+// below 1 with P from 2 up (a row's new maximum by a binade or more: the common case of std-1 Gaussian and
+// outlier inputs, 0.94-0.98x before this test), the halfwise max of the words still proves the block clear. As
+// bits, a non-negative bf16 orders as its value; -NaN's sign bit, +inf and +NaN all fail the bound. `words_max`
+// is the halfwise unsigned max of words of two bf16 each (bf16x2_bits_max).
 ZYFA_HD uint32_t bf16x2_bits_max(uint32_t a, uint32_t b) {
 #if defined(__CUDA_ARCH__)
   return __vmaxu2(a, b);
@@ -164,8 +167,8 @@ ZYFA_HD uint32_t bf16x2_bits_max(uint32_t a, uint32_t b) {
 #endif
 }
 ZYFA_HD bool bf16_p_max_clear_of_rescale(uint32_t words_max, float m) {
-  const uint32_t top = (words_max & 0xFFFFu) > (words_max >> 16) ? (words_max & 0xFFFFu) : (words_max >> 16);
-  return top < kBf16ExponentOfRescaleBound && std::fabs(m) < kBf16ClearReferenceBound;
+  const uint32_t lo = words_max & 0xFFFFu, hi = words_max >> 16;
+  return bf16_top_bits_clear_of_rescale(lo > hi ? lo : hi, m);
 }
 
 // ---- float8 e4m3 (OCP "fn": no infinities, 0x7f/0xff are NaN, max 448), round to nearest even,
