@@ -8,10 +8,12 @@ warp rescale O, on the benchmark's own inputs.
 The kernels keep a reference max m per row and rescale O and l by alpha = 2^(m - m_new) only when a key
 block's max bmax exceeds m + tau. The rescale is 66 FMULs per thread, taken by a whole warp (16 query rows)
 when any of its rows needs it (a warp vote), and it sits in the softmax phase that the other warpgroup's
-products must hide. A larger tau rescales less often; P then reaches 2^tau before its rounding, which bf16 takes
-without loss, FP8 P is scaled from each block's own max (numerics.h; the threshold moves only its unscale),
-and O and l stay far from fp32's range. (Until 2026-11-30 lean P's codes were anchored at m, and a larger tau
-did cost them accuracy: bench/NOTES-fp8.md, "Lean P anchored at each block's own max".)
+products must hide. A larger tau rescales less often; P then reaches 2^tau before its rounding. FP8 P is
+scaled from each block's own max (numerics.h; the threshold moves only its unscale), and O and l stay far from
+fp32's range, but bf16 P rounds the heaviest keys of a row, which a fresh m would give P = 1 exactly: on peaked
+(structured) rows that costs accuracy, and BF16 keeps tau at 4 (numerics.h, kBf16LazyRescaleThreshold).
+(Until 2026-11-30 lean P's codes were anchored at m, and a larger tau did cost them accuracy: bench/NOTES-fp8.md,
+"Lean P anchored at each block's own max".)
 
 The inputs come from zyfa_bench --mode=dump (the generator the benchmarks and the accuracy study share), so
 the counts are those of the benchmark's cases. For a few query heads per case, every query tile's scores

@@ -124,7 +124,7 @@ def attention(q, k, v, p_of):
 
 
 KEY_BLOCK = 128  # numerics::kKeyBlock
-LAZY_TAU = 8.0   # numerics::kLazyRescaleThreshold
+LAZY_TAU = 8.0   # numerics::kFp8LazyRescaleThreshold
 
 
 def causal_scores(c, q, k):

@@ -102,7 +102,7 @@ Reg emit_block_max(Builder &b, const std::vector<Reg> &scores, Reg c) { return e
 Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, Reg *alpha) {
   const Reg need = b.temp(Type::kPred, "need_rescale");
   const Reg threshold = b.temp(Type::kF32, "rescale_threshold");
-  b.add(threshold, m, f32(nx::kLazyRescaleThreshold));
+  b.add(threshold, m, f32(nx::kFp8LazyRescaleThreshold));
   b.setp(need, Cmp::kGt, Type::kF32, bmax, threshold);
   const Reg m_new = b.temp(Type::kF32, "m_new");
   b.mul(m_new, bmax, f32(float(nx::kE4m3CodesPerBinade)));

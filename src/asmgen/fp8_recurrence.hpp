@@ -33,7 +33,7 @@ void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()>
 Reg emit_block_max(Builder &b, const std::vector<Reg> &scores, Reg c);
 // The same for several rows at once, their trees and shuffle rounds interleaved (one bmax per row).
 std::vector<Reg> emit_block_maxes(Builder &b, const std::vector<std::vector<Reg>> &rows, Reg c);
-// The lazy rescale: need = bmax > m + tau (numerics::kLazyRescaleThreshold); then m = ceil(8 bmax) / 8
+// The lazy rescale: need = bmax > m + tau (numerics::kFp8LazyRescaleThreshold); then m = ceil(8 bmax) / 8
 // where need. With `alpha`, also *alpha = need ? 2^(m_old - m_new) : 1 (a new register). Returns need.
 Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, Reg *alpha);
 // The per-block scale (numerics.h), in two parts that a schedule may place apart: the codes need only

@@ -440,7 +440,7 @@ struct Consumer {
     for (int ch = 0; ch < kChunks; ++ch) mx = fmaxf(mx, fmaxf(sc[fragment(ch, h, 0)], sc[fragment(ch, h, 1)]));
     const float bmax = c * quad_max(mx);
     alpha[h] = 1.0f;
-    if (m[h] == -INFINITY || bmax > m[h] + nx::kLazyRescaleThreshold) {
+    if (nx::lazy_rescale_due(m[h], bmax, nx::kBf16LazyRescaleThreshold)) {
       alpha[h] = exp2_approx(m[h] - bmax);
       m[h] = bmax;
       return true;

@@ -262,7 +262,7 @@ __device__ void attend_tile(const Problem &p, __nv_bfloat16 *smem, int64_t b, in
     // ---- lazy rescale: only when the block max passes the reference by more than numerics' threshold.
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      if (st.m[r] == -INFINITY || bmax[r] > st.m[r] + nx::kLazyRescaleThreshold) {
+      if (nx::lazy_rescale_due(st.m[r], bmax[r], nx::lazy_rescale_threshold(kFp8))) {
         const float m_new = kFp8 ? nx::fp8_reference_max(bmax[r]) : bmax[r];
         const float alpha = exp2f(st.m[r] - m_new);
         st.l[r] *= alpha;

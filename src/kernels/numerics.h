@@ -8,7 +8,7 @@
 //                                         backend follows), the one place a kernel departs from it
 //   c     = softmax_scale * log2(e) [* q_descale * k_descale for FP8]      (fp32, in this order)
 //   bmax  = c * max_j s_j                 block max in base-2 units
-//   if m == -inf or bmax > m + tau:       lazy rescale (tau = kLazyRescaleThreshold)
+//   if m == -inf or bmax > m + tau:       lazy rescale (tau: lazy_rescale_threshold, 8 FP8, 2 BF16)
 //       m_new = bmax (FP8: rounded up to a multiple of 1/8, as ZYFA's integer code offsets needed)
 //       alpha = exp2(m - m_new); O *= alpha; l *= alpha; m = m_new
 //   BF16: p_j = bf16(exp2(fma(s_j, c, -m)));                      O += sum p_j v_j; l += sum p_j
@@ -53,16 +53,29 @@ constexpr int kKeyBlock = 128;
 // Queries per tile of the causal job table (the unit that the plan cache pairs first-with-last).
 constexpr int kQueryTile = 128;
 
-// The lazy rescale's threshold tau, in base-2 units of the score, for every kernel. ZYFA rescales at 0.125 (FP8),
-// 0.5 (BF16, d = 128) and 8 (BF16, d_qk = 192). Here a block max up to 2^8 above the reference costs nothing:
-// bf16 P keeps its relative precision at 2^8, FP8 P is scaled per block from the block's own max (so the
-// threshold changes no code: it moves only the unscale), and O and l stay far inside fp32. A rescale, 66 FMULs
-// per thread for a whole warp when any of its 16 rows needs one, does cost, in the softmax phase the other
-// warpgroup's products must hide.
+// The lazy rescale's thresholds tau, in base-2 units of the score. ZYFA rescales at 0.125 (FP8), 0.5 (BF16,
+// d = 128) and 8 (BF16, d_qk = 192). A rescale, 66 FMULs per thread for a whole warp when any of its 16 rows
+// needs one, costs in the softmax phase the other warpgroup's products must hide, so tau is as large as the
+// rounding of P allows:
+// - FP8: 8. P is scaled per block from the block's own max, so tau changes no code, only the unscale, and O and
+//   l stay far inside fp32.
+// - BF16: 4. P is rounded against the running m, so a block max above m puts the row's heaviest keys at
+//   P = 2^(bmax - m), which bf16 rounds, where a fresh m gives the top key P = 1 exactly. On peaked rows that
+//   one rounding is the error. zyfa's error over cuDNN's, worst case of gqa-d128 / gqa-d192 / mha-d192 at 4K and
+//   16K on Gaussian, outlier and structured inputs (H200, session 27; bench/NOTES.md): 1.114x at tau 8,
+//   1.079x at 4, 1.039x at 2 (gqa-d192 16K structured; the host model bench/candidates/bf16-rounding-study.cpp
+//   gives the same, 1.065x at 3, 1.076x at 4 at 32K, FA3's 0.99x at 0). Speed at 16K on std-1 inputs against
+//   tau 8: 1.00-1.02x Gaussian, 0.94x outlier at tau 4; 0.95x and 0.94x at tau 2; std 0.1 rescales at no tau.
+//   So 4, the largest tau under issue 4's 1.1x. P before the block max (below) tests P < 2^(tau - 1) = 8.
 // bench/lazy_rescale_study.py counted the warp-blocks that rescale on the benchmark's inputs (S = 4K): none
 // at any tau on the speed protocol's std-0.1 Gaussians; at 0.125 / 0.5 / 8, 66-69% / 52-55% / 0% on std-1
-// Gaussians, 68-70% / 61-62% / 2-3% on outlier inputs and 22-31% / 19-28% / 1-3% on structured ones.
-constexpr float kLazyRescaleThreshold = 8.0f;
+// Gaussians, 68-70% / 61-62% / 2-3% on outlier inputs and 22-31% / 19-28% / 1-3% on structured ones; at 2 / 4
+// (BF16, session 27), 12-13% / 0.04-0.06%, 38% / 11-14% and 4-13% / 1-7%.
+constexpr float kFp8LazyRescaleThreshold = 8.0f;
+constexpr float kBf16LazyRescaleThreshold = 4.0f;
+ZYFA_HD float lazy_rescale_threshold(bool fp8) { return fp8 ? kFp8LazyRescaleThreshold : kBf16LazyRescaleThreshold; }
+// The rule itself: a row's first block, or a block max more than tau above the reference.
+ZYFA_HD bool lazy_rescale_due(float m, float bmax, float tau) { return m == -INFINITY || bmax > m + tau; }
 
 // The e4m3 code of 1.0: exponent bias 7, so 7 << 3.
 constexpr int kE4m3CodeOfOne = 56;
@@ -104,7 +117,7 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
 // A block max within tau above the reference keeps its unscale, 2^((bmax - m) - G), near or below 1.
-static_assert(kLazyRescaleThreshold <= kFp8HeadroomBinades,
+static_assert(kFp8LazyRescaleThreshold <= kFp8HeadroomBinades,
               "a block max within tau of the reference must keep the FP8 unscale near or below 1");
 // The default P rounding (ZYFA_P_ROUNDING_DEFAULT): lean P (codes from one multiply-add) at d = 128, exact
 // P (an exponential) at d_qk = 192, as ZYFA chose (its lean P missed its accuracy test in 1 of 24 cases there). A
@@ -142,9 +155,9 @@ ZYFA_HD float output_scale(float l, float v_descale) {
 // bmax > m + tau however fp32 rounds c smax, m + tau and the FFMA, while |m| < kBf16ClearReferenceBound.
 // NaN and infinite P, and m = -inf, are never clear. `words_or` is the OR of words of two bf16 each.
 constexpr uint32_t kBf16ExponentMask = 0x7F80u;
-constexpr uint32_t kBf16ExponentOfRescaleBound = uint32_t(127 + int(kLazyRescaleThreshold) - 1) << 7;
+constexpr uint32_t kBf16ExponentOfRescaleBound = uint32_t(127 + int(kBf16LazyRescaleThreshold) - 1) << 7;
 constexpr float kBf16ClearReferenceBound = 0x1p22f;
-static_assert(kLazyRescaleThreshold == float(int(kLazyRescaleThreshold)) && kLazyRescaleThreshold >= 2,
+static_assert(kBf16LazyRescaleThreshold == float(int(kBf16LazyRescaleThreshold)) && kBf16LazyRescaleThreshold >= 2,
               "the bound on P before the block max is a whole binade below tau");
 // The bound itself, on bits that bound the block's largest P from above (sign and exponent fields at least).
 ZYFA_HD bool bf16_top_bits_clear_of_rescale(uint32_t top_bits, float m) {

@@ -114,7 +114,7 @@ void add_scaled(float *dst, const float *v_row, float p, int64_t n) {
 }
 
 void lazy_rescale(Row &row, float bmax, const HeadConstants &k, int64_t d_v) {
-  if (!(row.m == -INFINITY || bmax > row.m + nx::kLazyRescaleThreshold)) return;
+  if (!nx::lazy_rescale_due(row.m, bmax, nx::lazy_rescale_threshold(k.fp8))) return;
   const float m_new = k.fp8 ? nx::fp8_reference_max(bmax) : bmax;
   const float alpha = std::exp2(row.m - m_new);
   for (int64_t d = 0; d < d_v; ++d) row.o[d] *= alpha;

@@ -257,7 +257,7 @@ TEST(Fp8Scaling, UnscaleFoldsTheTopBinadeBack) {
   for (bool lean : {false, true}) {
     const float g = fp8_top_binade(lean);
     EXPECT_EQ(fp8_unscale_log2(4.0f, 4.0f, lean), -g);
-    EXPECT_EQ(fp8_unscale_log2(4.0f, 4.0f + kLazyRescaleThreshold, lean), kLazyRescaleThreshold - g);
+    EXPECT_EQ(fp8_unscale_log2(4.0f, 4.0f + kFp8LazyRescaleThreshold, lean), kFp8LazyRescaleThreshold - g);
     // Far below the row max the exponent clamps, so the unscale stays a normal float.
     EXPECT_EQ(fp8_unscale_log2(4.0f, -1000.0f, lean), -float(kMaxBlockShift + kFp8HeadroomBinades));
     EXPECT_LT(kMaxBlockShift + kFp8HeadroomBinades, 126);
@@ -274,7 +274,8 @@ TEST(Recurrence, DefaultPRoundingFollowsZyfa) {
 // BF16's P before the block max: a block that bf16_p_clear_of_rescale passes never meets the lazy rescale's
 // rule, so P against the running m is the recurrence's P. The block's top c s - m is drawn from below 0 to
 // past tau, m up to the bound, where fp32's roundings are coarsest; P is rounded as the kernel rounds it. (The
-// OR is exact only up to P < 2: a block mixing P below 1 with P at 2 or more is not clear, and takes the max.)
+// OR is exact only up to P < 2: a block mixing P below 1 with P at 2 or more is not clear, and takes the max.
+// At tau 2 the bound is P < 2 itself, so there the OR passes exactly the blocks whose P all stay below it.)
 TEST(Bf16PBeforeMax, ClearBlocksNeverMeetTheRescaleRule) {
   std::mt19937 rng(29);
   std::uniform_real_distribution<float> scale(0.01f, 2.0f), unit(0.0f, 1.0f);
@@ -286,7 +287,7 @@ TEST(Bf16PBeforeMax, ClearBlocksNeverMeetTheRescaleRule) {
     const float m = (unit(rng) < 0.5f ? -1.0f : 1.0f) * std::ldexp(1.0f + unit(rng), binade(rng));
     // The block's highest c s - m, in [-2, tau + 1]; the rest up to 30 binades below it, or all within one
     // binade of it (where the OR lets P up to 2^(tau - 1) pass).
-    const float top = -2.0f + (kLazyRescaleThreshold + 3.0f) * unit(rng);
+    const float top = -2.0f + (kBf16LazyRescaleThreshold + 3.0f) * unit(rng);
     const float spread = trial % 2 ? 30.0f : 1.0f;
     uint32_t words_or = 0, words_max = 0;
     float smax = -INFINITY;
@@ -306,7 +307,7 @@ TEST(Bf16PBeforeMax, ClearBlocksNeverMeetTheRescaleRule) {
     if (max_clear) {
       ++clear;
       if (!or_clear) ++clear_by_max_alone;
-      ASSERT_FALSE(bmax > m + kLazyRescaleThreshold) << "c " << c << " m " << m << " top " << top;
+      ASSERT_FALSE(bmax > m + kBf16LazyRescaleThreshold) << "c " << c << " m " << m << " top " << top;
     } else {
       ++not_clear;
     }
@@ -325,8 +326,8 @@ TEST(Bf16PBeforeMax, WordsMaxIsTheHalfwiseMax) {
     ASSERT_EQ(v & 0xFFFFu, std::max(a & 0xFFFFu, b & 0xFFFFu));
     ASSERT_EQ(v >> 16, std::max(a >> 16, b >> 16));
   }
-  const uint32_t one = bf16_bits(1.0f), big = bf16_bits(std::ldexp(1.99f, int(kLazyRescaleThreshold) - 2));
-  const uint32_t at_bound = bf16_bits(std::ldexp(1.0f, int(kLazyRescaleThreshold) - 1));
+  const uint32_t one = bf16_bits(1.0f), big = bf16_bits(std::ldexp(1.99f, int(kBf16LazyRescaleThreshold) - 2));
+  const uint32_t at_bound = bf16_bits(std::ldexp(1.0f, int(kBf16LazyRescaleThreshold) - 1));
   EXPECT_TRUE(bf16_p_max_clear_of_rescale(one | (big << 16), 0.0f));  // where the OR fails
   EXPECT_FALSE(bf16_p_max_clear_of_rescale(at_bound, 0.0f));
   EXPECT_FALSE(bf16_p_max_clear_of_rescale(one | (at_bound << 16), 0.0f));
@@ -339,11 +340,13 @@ TEST(Bf16PBeforeMax, WordsMaxIsTheHalfwiseMax) {
 
 TEST(Bf16PBeforeMax, NonFiniteValuesAndReferencesAreNeverClear) {
   const uint32_t one = bf16_bits(1.0f), below_two = bf16_bits(1.99f);
-  const uint32_t below_bound = bf16_bits(std::ldexp(1.99f, int(kLazyRescaleThreshold) - 2));
-  const uint32_t at_bound = bf16_bits(std::ldexp(1.0f, int(kLazyRescaleThreshold) - 1));
+  const uint32_t below_bound = bf16_bits(std::ldexp(1.99f, int(kBf16LazyRescaleThreshold) - 2));
+  const uint32_t at_bound = bf16_bits(std::ldexp(1.0f, int(kBf16LazyRescaleThreshold) - 1));
   EXPECT_TRUE(bf16_p_clear_of_rescale(one | (below_two << 16), 0.0f));
   EXPECT_TRUE(bf16_p_clear_of_rescale(below_bound | (below_bound << 16), 0.0f));
-  EXPECT_FALSE(bf16_p_clear_of_rescale(one | (below_bound << 16), 0.0f));  // the OR's exponents pass the bound
+  // Above tau 2 the OR of exponents under the bound can pass it (1 | 2^(tau - 2) is read as 2^(tau - 1) or more);
+  // at tau 2 the bound is P < 2, where the OR is exact.
+  EXPECT_EQ(bf16_p_clear_of_rescale(one | (below_bound << 16), 0.0f), kBf16LazyRescaleThreshold == 2.0f);
   EXPECT_FALSE(bf16_p_clear_of_rescale(at_bound, 0.0f));          // low half
   EXPECT_FALSE(bf16_p_clear_of_rescale(one | (at_bound << 16), 0.0f));  // high half
   EXPECT_FALSE(bf16_p_clear_of_rescale(bf16_bits(INFINITY), 0.0f));
