@@ -8,7 +8,7 @@
 //                                         backend follows), the one place a kernel departs from it
 //   c     = softmax_scale * log2(e) [* q_descale * k_descale for FP8]      (fp32, in this order)
 //   bmax  = c * max_j s_j                 block max in base-2 units
-//   if m == -inf or bmax > m + tau:       lazy rescale (tau: lazy_rescale_threshold, 8 FP8, 2 BF16)
+//   if m == -inf or bmax > m + tau:       lazy rescale (tau: lazy_rescale_threshold, 8 FP8, 4 BF16)
 //       m_new = bmax (FP8: rounded up to a multiple of 1/8, as ZYFA's integer code offsets needed)
 //       alpha = exp2(m - m_new); O *= alpha; l *= alpha; m = m_new
 //   BF16: p_j = bf16(exp2(fma(s_j, c, -m)));                      O += sum p_j v_j; l += sum p_j

@@ -274,8 +274,7 @@ TEST(Recurrence, DefaultPRoundingFollowsZyfa) {
 // BF16's P before the block max: a block that bf16_p_clear_of_rescale passes never meets the lazy rescale's
 // rule, so P against the running m is the recurrence's P. The block's top c s - m is drawn from below 0 to
 // past tau, m up to the bound, where fp32's roundings are coarsest; P is rounded as the kernel rounds it. (The
-// OR is exact only up to P < 2: a block mixing P below 1 with P at 2 or more is not clear, and takes the max.
-// At tau 2 the bound is P < 2 itself, so there the OR passes exactly the blocks whose P all stay below it.)
+// OR is exact only up to P < 2: a block mixing P below 1 with P at 2 or more is not clear, and takes the max.)
 TEST(Bf16PBeforeMax, ClearBlocksNeverMeetTheRescaleRule) {
   std::mt19937 rng(29);
   std::uniform_real_distribution<float> scale(0.01f, 2.0f), unit(0.0f, 1.0f);
