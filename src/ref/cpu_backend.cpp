@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/numerics.h"
+#include "ref/fp32_dot.hpp"
 #include "ref/parallel_for.hpp"
 #include "ref/tensor_core_sums.hpp"
 
@@ -89,18 +90,6 @@ struct Scratch {
     ones_exp.assign(ones.size(), fp8_exponent(uint8_t(nx::kE4m3CodeOfOne)));
   }
 };
-
-// fp32 dot product of raw inputs. Products are exact (BF16 and e4m3 mantissas fit in fp32); eight
-// partial sums in a fixed order keep the add chain short, as a tensor core's adder tree does.
-float dot(const float *a, const float *b, int64_t n) {
-  constexpr int kLanes = 8;
-  float part[kLanes] = {};
-  int64_t d = 0;
-  for (; d + kLanes <= n; d += kLanes)
-    for (int l = 0; l < kLanes; ++l) part[l] += a[d + l] * b[d + l];
-  for (; d < n; ++d) part[0] += a[d] * b[d];
-  return ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
-}
 
 // The running state of one query row.
 struct Row {
@@ -216,7 +205,7 @@ void attend_row(const Problem &p, const HeadConstants &k, int64_t b, int64_t h, 
                     int(n), int(p.d_qk));
     }
     for (int64_t j = 0; j < n; ++j) {
-      if (!k.tensor_core_sums) s.scores[size_t(j)] = dot(s.q.data(), &s.k[size_t((j0 + j) * p.d_qk)], p.d_qk);
+      if (!k.tensor_core_sums) s.scores[size_t(j)] = fp32_dot(s.q.data(), &s.k[size_t((j0 + j) * p.d_qk)], p.d_qk);
       smax = std::max(smax, s.scores[size_t(j)]);
     }
     const float bmax = k.c * smax;
