@@ -1,67 +1,34 @@
 // Numerics study: which of zyfa's BF16 softmax choices costs accuracy on the bench's inputs.
-// Regenerates the bench's exact tensors (test/support/activations.cpp, bench case_seed), samples the bench's
-// rows (bench/sampled_reference.cpp's sample_rows), computes the fp64 oracle, and runs variants of the
-// recurrence on the same fp32 scores. Relative RMS as src/ref/error_norms.cpp (pooled over all sampled rows).
+// Regenerates the bench's exact tensors and rows (bench/inputs.hpp's make_activations, bench/sampled_reference.hpp's
+// sample_rows, both seeded by case_seed), computes the fp64 oracle, and runs variants of the recurrence on the
+// scores the CPU backend forms (ref::fp32_dot). Relative RMS as src/ref/error_norms.cpp (pooled over all rows).
 //
 // usage: errstudy FAMILY S INPUTS [rows_per_head=64] [max_heads=0(all)]
-//   FAMILY: gqa-d128 | gqa-d192 | mha-d128 | mha-d192;  INPUTS: structured | gaussian | outlier
+//   FAMILY: gqa-d128 | gqa-d192 | mha-d128 | mha-d192 | llama3.1-8b;  INPUTS: structured | gaussian | outlier
+// Build, from the repository root, on a configured bench build in BUILD (e.g. /work/build-cand-main-bench of
+// tools/device/prepare_candidate.sh):
+//   g++ -O2 -std=c++17 -Iinclude -Isrc -Itest -Ibench -I/usr/local/cuda/include
+//       bench/candidates/bf16-rounding-study.cpp bench/inputs.cpp bench/shapes.cpp bench/sampled_reference.cpp
+//       BUILD/bench/libzyfa_bench_support.a BUILD/libzyfa_static.a -L/usr/local/cuda/lib64 -lcudart -ldl -lpthread
+//       -o errstudy
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
-#include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "inputs.hpp"
 #include "kernels/numerics.h"
+#include "ref/fp32_dot.hpp"
 #include "ref/parallel_for.hpp"
+#include "sampled_reference.hpp"
 #include "support/activations.hpp"
 
 namespace nx = zyfa::numerics;
 using namespace zyfa;
-
-static uint64_t case_seed(const std::string &family, int64_t S, int64_t H, int64_t Hk, const std::string &inputs) {
-  const std::string key = family + "/" + std::to_string(S) + "/" + std::to_string(H) + "/" + std::to_string(Hk) +
-                          "/" + inputs;
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : key) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
-
-struct RowId { int64_t h, s; };
-
-static std::vector<RowId> sample_rows(int64_t S, int64_t H, int64_t per_head, uint64_t seed) {
-  std::vector<RowId> rows;
-  std::mt19937_64 rng(seed);
-  std::vector<int64_t> positions(static_cast<size_t>(S));
-  for (int64_t h = 0; h < H; ++h) {
-    for (int64_t s = 0; s < S; ++s) positions[size_t(s)] = s;
-    int64_t take = std::min(per_head, S);
-    if (take < S) {
-      std::swap(positions[1], positions[size_t(S - 1)]);
-      for (int64_t i = 2; i < take; ++i) {
-        std::uniform_int_distribution<int64_t> pick(i, S - 1);
-        std::swap(positions[size_t(i)], positions[size_t(pick(rng))]);
-      }
-    }
-    std::vector<int64_t> chosen(positions.begin(), positions.begin() + take);
-    std::sort(chosen.begin(), chosen.end());
-    for (int64_t s : chosen) rows.push_back({h, s});
-  }
-  return rows;
-}
-
-// The CPU backend's fp32 dot (8 lanes).
-static float dot(const float *a, const float *b, int64_t n) {
-  constexpr int kLanes = 8;
-  float part[kLanes] = {};
-  int64_t d = 0;
-  for (; d + kLanes <= n; d += kLanes)
-    for (int l = 0; l < kLanes; ++l) part[l] += a[d + l] * b[d + l];
-  for (; d < n; ++d) part[0] += a[d] * b[d];
-  return ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
-}
+using bench::RowId;
 
 enum PMode { kPBf16, kPFp32 };
 enum LMode { kLBf16P, kLFp32P };
@@ -94,6 +61,7 @@ static std::vector<Variant> variants() {
       {"G1 tau0.5 l=sum bf16P   ", 0.5f, kPBf16, kLBf16P, kOutRcpMulBf16},
       {"G2 tau2   l=sum bf16P   ", 2, kPBf16, kLBf16P, kOutRcpMulBf16},
       {"G3 tau4   l=sum bf16P   ", 4, kPBf16, kLBf16P, kOutRcpMulBf16},
+      {"G7 tau3   l=sum bf16P   ", 3, kPBf16, kLBf16P, kOutRcpMulBf16},
       {"G4 tau8 blk64 bf16P     ", 8, kPBf16, kLBf16P, kOutRcpMulBf16, 64},
       {"G5 tau0 blk176 fp32P    ", 0, kPBf16, kLFp32P, kOutRcpMulBf16, 176},
       {"G6 tau0 blk112 fp32P    ", 0, kPBf16, kLFp32P, kOutRcpMulBf16, 112},
@@ -152,24 +120,24 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: %s FAMILY S INPUTS [rows_per_head=64] [max_heads=0]\n", argv[0]);
     return 2;
   }
-  const std::string family = argv[1], inputs = argv[3];
+  const std::string family = argv[1];
   const int64_t S = std::atoll(argv[2]);
   const int64_t per_head = argc > 4 ? std::atoll(argv[4]) : 64;
   const int64_t max_heads = argc > 5 ? std::atoll(argv[5]) : 0;
-  const bool gqa = family.rfind("gqa-", 0) == 0;
-  const int64_t d_qk = family.substr(4) == "d192" ? 192 : 128, d_v = 128;
-  const int64_t H = std::max<int64_t>(32, 262144 / S), Hk = gqa ? H / 4 : H, group = H / Hk;
-  test::ActivationSpec spec;
-  if (inputs == "gaussian") { spec.kind = test::ActivationKind::kGaussian; spec.std = 1.0f; }
-  else if (inputs == "outlier") { spec.kind = test::ActivationKind::kOutlier; spec.std = 1.0f; }
-  else if (inputs == "structured") { spec.kind = test::ActivationKind::kStructured; spec.std = 1.0f; }
-  else { std::fprintf(stderr, "unknown inputs\n"); return 2; }
-  const uint64_t seed = case_seed(family, S, H, Hk, inputs);
-  const test::QkvShape qkv{1, S, H, Hk, d_qk, d_v};
-  test::Activations a = test::generate_activations(qkv, spec, seed);
+  bench::Inputs inputs;
+  if (!bench::parse_inputs(argv[3], &inputs)) { std::fprintf(stderr, "unknown inputs %s\n", argv[3]); return 2; }
+  bench::Shape shape;
+  try { shape = bench::family_shape(family, S); } catch (const std::invalid_argument &e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  const int64_t d_qk = shape.d_qk, d_v = shape.d_v, H = shape.nheads, Hk = shape.nheads_k, group = H / Hk;
+  const uint64_t seed = bench::case_seed(shape, inputs);
+  test::Activations a =
+      bench::make_activations(shape, inputs, bench::activation_spec(inputs, bench::Purpose::kAccuracy));
   for (auto *t : {&a.q, &a.k, &a.v})
     for (float &x : *t) x = nx::round_bf16(x);
-  std::vector<RowId> rows = sample_rows(S, H, per_head, seed);
+  std::vector<RowId> rows = bench::sample_rows(shape, per_head, seed);
   if (max_heads > 0) {
     std::vector<RowId> kept;
     for (auto &r : rows) if (r.h < max_heads) kept.push_back(r);
@@ -187,7 +155,8 @@ int main(int argc, char **argv) {
     const RowId r = rows[size_t(ri)];
     const int64_t hk = r.h / group, n = r.s + 1;
     const float *q = &a.q[size_t((r.s * H + r.h) * d_qk)];
-    std::vector<float> k(static_cast<size_t>(n * d_qk)), v(static_cast<size_t>(n * d_v)), sc(static_cast<size_t>(n)), o(static_cast<size_t>(d_v));
+    std::vector<float> k(static_cast<size_t>(n * d_qk)), v(static_cast<size_t>(n * d_v));
+    std::vector<float> sc(static_cast<size_t>(n)), o(static_cast<size_t>(d_v));
     for (int64_t j = 0; j < n; ++j) {
       std::copy_n(&a.k[size_t((j * Hk + hk) * d_qk)], d_qk, &k[size_t(j * d_qk)]);
       std::copy_n(&a.v[size_t((j * Hk + hk) * d_v)], d_v, &v[size_t(j * d_v)]);
@@ -200,7 +169,7 @@ int main(int argc, char **argv) {
       for (int64_t d = 0; d < d_qk; ++d) dd += double(q[d]) * double(k[size_t(j * d_qk + d)]);
       sd[size_t(j)] = double(softmax_scale) * dd;
       mx = std::max(mx, sd[size_t(j)]);
-      sc[size_t(j)] = dot(q, &k[size_t(j * d_qk)], d_qk);
+      sc[size_t(j)] = ref::fp32_dot(q, &k[size_t(j * d_qk)], d_qk);
     }
     double sum = 0, wmax = 0;
     double *out = &ref[size_t(ri) * d_v];
@@ -219,7 +188,7 @@ int main(int argc, char **argv) {
   });
   // pooled relative RMS, also split by the row's top weight (peaked rows vs spread rows)
   std::printf("case %s S=%lld H=%lld:%lld inputs=%s rows=%zu seed=%016llx\n", family.c_str(), (long long)S,
-              (long long)H, (long long)Hk, inputs.c_str(), NR, (unsigned long long)seed);
+              (long long)H, (long long)Hk, argv[3], NR, (unsigned long long)seed);
   double tw_mean = 0;
   for (double t : top_weight) tw_mean += t;
   int64_t peaked = 0;
