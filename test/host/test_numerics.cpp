@@ -306,7 +306,7 @@ TEST(Bf16PBeforeMax, ClearBlocksNeverMeetTheRescaleRule) {
     if (max_clear) {
       ++clear;
       if (!or_clear) ++clear_by_max_alone;
-      ASSERT_FALSE(bmax > m + kBf16LazyRescaleThreshold) << "c " << c << " m " << m << " top " << top;
+      ASSERT_FALSE(lazy_rescale_due(m, bmax, kBf16LazyRescaleThreshold)) << "c " << c << " m " << m << " top " << top;
     } else {
       ++not_clear;
     }
