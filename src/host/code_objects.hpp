@@ -21,7 +21,7 @@ struct CodeObject {
   size_t image_bytes;
 };
 
-// The table that the build generates (src/asmgen/cmake/embed_cubins.cmake), one entry per variant.
+// The table that the build generates (src/asmgen/cmake/build_code_objects.cmake), one entry per variant.
 extern const CodeObject kCodeObjects[];
 extern const int kCodeObjectCount;
 

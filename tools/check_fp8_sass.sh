@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# CTest asmgen_sass: the machine code of the FP8 kernels of a build (the cubins beside the emitter's
-# manifest). For each variant: no local memory anywhere (no LDL/STL: nothing spilled, no register array on
-# the stack); the key loop (the innermost loop with matrix instructions) runs its products on the tensor
-# cores; with lean P it computes no exponential for P and no f32 -> e4m3 conversion (only the two rows'
-# rescale factors and block unscales use MUFU.EX2), with exact P it does (one MUFU.EX2 per score); with
-# split P it also runs the second P V chain (twice exact P's m64n136 QGMMAs) and the residual's f16x2
-# arithmetic (one f16 -> e4m3 conversion and one HADD2 per pair of scores), which exact P does not. Prints
-# the key loop's instruction mix: one warp, one key block.
-# Usage: check_fp8_sass.sh CUOBJDUMP MANIFEST     (exit 77: no cuobjdump, the test is skipped)
+# The machine code of the FP8 kernels (the cubins that src/asmgen emits and the library embeds), from a build
+# folder (src/asmgen/kernels/manifest.txt; the CTest asmgen_sass) or a device carry (.carry/asmgen/manifest.txt;
+# tools/device/run_gpu_tests.sh). For each variant: no local memory anywhere (no LDL/STL: nothing spilled, no
+# register array on the stack); the key loop (the innermost loop with matrix instructions) runs its products
+# on the tensor cores: the wgmma kernels exactly one QGMMA per 32-deep k-step of S (d_qk / 32) and of each P V
+# chain (4), and no HMMA or HGMMA; the mma.sync kernels (sm_90's FP8 mma.sync is HMMA on e4m3 widened to f16)
+# HMMA. With lean P it computes no exponential per score and no f32 -> e4m3 conversion (MUFU.EX2 only for the
+# two rows' lazy-rescale factors and block unscales, numerics.h: 4 per thread per block, on the quarter-rate
+# unit), with exact P it does (one MUFU.EX2 per score); with split P it also runs the second P V chain (twice
+# exact P's m64n136 QGMMAs) and the residual's f16x2 arithmetic (one f16 -> e4m3 conversion and one HADD2 per
+# pair of scores), which exact P does not. Prints the key loop's instruction mix: one warp, one key block.
+# Usage: tools/check_fp8_sass.sh CUOBJDUMP MANIFEST     (exit 77: no cuobjdump, the test is skipped)
 set -euo pipefail
 cuobjdump=$1
 manifest=$2
@@ -24,6 +27,7 @@ readonly kLeanExpPerBlock=4
 # (m64n136k32: 128 keys / 32).
 readonly kPairsPerBlock=32
 readonly kPvQgmmaPerChain=4
+readonly kQgmmaDepth=32  # the k of an e4m3 wgmma (m64nNk32)
 status=0
 while read -r name entry threads smem d_qk d_v lean_p schedule split_p _vt_prepass; do
   sass=$("$cuobjdump" -sass "$dir/$name.cubin")
@@ -73,6 +77,8 @@ while read -r name entry threads smem d_qk d_v lean_p schedule split_p _vt_prepa
   pv_qgmma=$(sum '^QGMMA\.64x136x32')
   residual=$(sum '^F2FP\..*E4M3\.F16')
   hadd=$(sum '^HADD2$')
+  s_qgmma=$(sum '^QGMMA\.64x128x32')
+  hmma=$(sum '^(HMMA|HGMMA)')
   verdict=ok
   if (( local_mem > 0 )); then verdict="FAIL: $local_mem local-memory instructions"; status=1; fi
   if (( lean_p )) && (( ex2 > kLeanExpPerBlock || pack > 0 )); then
@@ -82,6 +88,14 @@ while read -r name entry threads smem d_qk d_v lean_p schedule split_p _vt_prepa
   if (( split_p )) && (( pv_qgmma != 2 * kPvQgmmaPerChain || residual != kPairsPerBlock || hadd < kPairsPerBlock )); then
     verdict="FAIL: split P with $pv_qgmma P V QGMMAs, $residual f16->e4m3 conversions, $hadd HADD2"; status=1
   fi
+  chains=$(( split_p ? 2 : 1 ))
+  if [[ "$schedule" == wgmma ]] &&
+     (( s_qgmma != d_qk / kQgmmaDepth || pv_qgmma != chains * kPvQgmmaPerChain || hmma > 0 )); then
+    verdict="FAIL: wgmma kernel with $s_qgmma S QGMMAs (want $(( d_qk / kQgmmaDepth ))), $pv_qgmma P V QGMMAs (want $(( chains * kPvQgmmaPerChain ))), $hmma HMMA/HGMMA"
+    status=1
+  fi
+  if [[ "$schedule" == mma_sync ]] && (( hmma == 0 )); then verdict="FAIL: mma.sync kernel without HMMA"; status=1; fi
+  if [[ "$schedule" != wgmma && "$schedule" != mma_sync ]]; then verdict="FAIL: unknown schedule $schedule"; status=1; fi
   if (( ! split_p )) && (( residual > 0 )); then verdict="FAIL: $residual f16->e4m3 conversions without split P"; status=1; fi
   echo "$name ($entry, lean_p $lean_p, split_p $split_p): key loop $total instructions, $matrix matrix, $ex2 MUFU.EX2, $pack f32->e4m3, $residual f16->e4m3; LDL/STL $local_mem: $verdict"
   sort -k2 -nr <<<"$mix" | head -24 | awk '{ printf "  %s %s", $1, $2 } END { print "" }'
