@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "host/error.hpp"
+#include "host/fp8_asm_attention.hpp"
 #include "host/plan_cache.hpp"
+#include "host/validate.hpp"
 #include "kernels/launch.hpp"
 #include "ref/cpu_backend.hpp"
 #include "ref/reference.hpp"
@@ -201,40 +203,55 @@ class FallbackTest : public ::testing::TestWithParam<AttentionShape> {
 
 class FallbackAccuracy : public FallbackTest {};
 
-TEST_P(FallbackAccuracy, MatchesFp64AndCpuBackend) {
-  SCOPED_TRACE(seed_trace());
-  const AttentionShape &sh = GetParam();
-  Case &c = *case_;
-  HostAttention &h = c.host();
-
-  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
+// The fp64 oracle and the CPU backend on h's inputs (h's outputs are then poisoned for the call).
+struct Expected {
+  ref::ReferenceResult exact;
+  std::vector<double> cpu_out, cpu_lse;
+};
+Expected expected_results(HostAttention &h) {
+  Expected e;
+  e.exact = ref::attention_fp64(h.problem());
   h.poison_outputs();
   ref::attention_cpu_backend(h.problem(), ref::Fp8Sums::kExactFp32);  // the fallback widens FP8 to f16
-  const std::vector<double> cpu_out = h.out_values(), cpu_lse = h.lse_values();
+  e.cpu_out = h.out_values();
+  e.cpu_lse = h.lse_values();
+  h.poison_outputs();
+  return e;
+}
 
-  ASSERT_EQ(c.upload(), "");
-  ASSERT_EQ(c.run(), "");
+// h's outputs, as the GPU wrote them, against fp64 (loose for FP8) and against the CPU backend (the 0.2x
+// ratio); one line of figures per case.
+void expect_matches_fp64_and_cpu_backend(const HostAttention &h, const Expected &e, uint64_t seed, const char *tag) {
+  const AttentionShape &sh = h.shape();
   EXPECT_TRUE(outputs_written(h));
-
   const std::vector<double> gpu_out = h.out_values(), gpu_lse = h.lse_values();
-  const ErrorStats out_err = compare_to_reference(gpu_out, exact.out);
-  const BackendComparison out_vs_cpu = compare_backends(gpu_out, cpu_out, exact.out);
+  const ErrorStats out_err = compare_to_reference(gpu_out, e.exact.out);
+  const BackendComparison out_vs_cpu = compare_backends(gpu_out, e.cpu_out, e.exact.out);
   EXPECT_TRUE(within_rel_rms(out_err, sh.fp8() ? kMaxRelRmsFp8 : kMaxRelRmsBf16));
   EXPECT_TRUE(within_backend_ratio(out_vs_cpu)) << "out";
 
   BackendComparison lse_vs_cpu;
   ErrorStats lse_err;
   if (sh.with_lse) {
-    lse_err = compare_to_reference(gpu_lse, exact.lse);
-    lse_vs_cpu = compare_backends(gpu_lse, cpu_lse, exact.lse);
+    lse_err = compare_to_reference(gpu_lse, e.exact.lse);
+    lse_vs_cpu = compare_backends(gpu_lse, e.cpu_lse, e.exact.lse);
     EXPECT_EQ(lse_err.nonfinite, 0);
     EXPECT_LE(lse_err.max_abs, sh.fp8() ? kMaxLseAbsFp8 : kMaxLseAbsBf16) << lse_err.describe();
     EXPECT_TRUE(within_backend_ratio(lse_vs_cpu)) << "LSE";
   }
-  std::printf("[fallback] %-42s seed %llu  out rel_rms %.3e (cpu %.3e)  gpu-cpu ratio %.3f  lse max_abs %.2e  "
+  std::printf("[%s] %-42s seed %llu  out rel_rms %.3e (cpu %.3e)  gpu-cpu ratio %.3f  lse max_abs %.2e  "
               "lse ratio %.3f\n",
-              sh.name().c_str(), (unsigned long long)seed_, out_err.rel_rms, out_vs_cpu.cpu_err, out_vs_cpu.ratio,
+              tag, sh.name().c_str(), (unsigned long long)seed, out_err.rel_rms, out_vs_cpu.cpu_err, out_vs_cpu.ratio,
               lse_err.max_abs, lse_vs_cpu.ratio);
+}
+
+TEST_P(FallbackAccuracy, MatchesFp64AndCpuBackend) {
+  SCOPED_TRACE(seed_trace());
+  Case &c = *case_;
+  const Expected e = expected_results(c.host());
+  ASSERT_EQ(c.upload(), "");
+  ASSERT_EQ(c.run(), "");
+  expect_matches_fp64_and_cpu_backend(c.host(), e, seed_, "fallback");
 }
 
 std::vector<AttentionShape> accuracy_shapes() {
@@ -260,6 +277,44 @@ std::vector<AttentionShape> accuracy_shapes() {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FallbackAccuracy, ::testing::ValuesIn(accuracy_shapes()),
                          case_name);
+
+// ---------------------------------------------------------------- through the public API
+
+// What the fast kernels cannot take reaches the fallback through zyfa_attn_fwd (validation, plan cache,
+// dispatch), not only through its launcher: rows that start off 16-byte boundaries (Layout::kUnaligned), which
+// TMA and the FP8 kernels' 16-byte output stores refuse. Each case first checks that every fast kernel refuses
+// it, so the call cannot have run anything but the fallback, then the call's outputs as FallbackAccuracy does.
+class FallbackThroughTheApi : public FallbackTest {};
+
+TEST_P(FallbackThroughTheApi, FastKernelsRefuseAndTheCallMatchesFp64AndCpuBackend) {
+  SCOPED_TRACE(seed_trace());
+  HostAttention &h = case_->host();
+  const Expected e = expected_results(h);
+  DeviceAttention dev(h);
+  ASSERT_EQ(dev.status(), "");
+  const zyfa_attn_desc desc = dev.desc();
+  Problem problem;
+  ASSERT_EQ(validate_attention(&desc, PointerCheck::kRequired, &problem), ZYFA_STATUS_SUCCESS) << last_error();
+  EXPECT_FALSE(kernels::bf16_attention_supports(problem));
+  EXPECT_FALSE(kernels::fp8_wgmma_attention_supports(problem));
+  EXPECT_FALSE(kernels::fp8_asm_attention_supports(problem));
+  ASSERT_EQ(zyfa_attn_fwd(&desc, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  ASSERT_EQ(cuda_message("cudaDeviceSynchronize after zyfa_attn_fwd", cudaDeviceSynchronize()), "");
+  ASSERT_EQ(dev.download_outputs(), "");
+  expect_matches_fp64_and_cpu_backend(h, e, seed_, "fallback api");
+}
+
+std::vector<AttentionShape> unaligned_shapes() {
+  std::vector<AttentionShape> shapes;
+  for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3})
+    for (int64_t d : {128, 192}) {
+      shapes.push_back(attention_shape(dtype, d, 2, 129, 4, 2, Layout::kUnaligned, true));  // GQA 2:1, two tiles, FP8 descales per head
+      shapes.push_back(attention_shape(dtype, d, 1, 1000, 8, 1, Layout::kUnaligned));       // MQA, no per-head descale
+    }
+  return shapes;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FallbackThroughTheApi, ::testing::ValuesIn(unaligned_shapes()), case_name);
 
 // ---------------------------------------------------------------- determinism
 

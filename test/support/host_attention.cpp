@@ -13,6 +13,7 @@ const char *layout_name(Layout layout) {
     case Layout::kBSHD: return "bshd";
     case Layout::kBHSD: return "bhsd";
     case Layout::kStrided: return "strided";
+    case Layout::kUnaligned: return "unaligned";
   }
   return "unknown";
 }
@@ -32,10 +33,13 @@ HostTensor::HostTensor(int64_t batch, int64_t seqlen, int64_t heads, int64_t dim
       batch_stride_ = heads * head_stride_;
       break;
     case Layout::kStrided:
-      head_stride_ = dim + kStridedGap;
-      seq_stride_ = heads * head_stride_ + kStridedGap;
-      batch_stride_ = seqlen * seq_stride_ + kStridedGap;
+    case Layout::kUnaligned: {
+      const int64_t gap = layout == Layout::kStrided ? kStridedGap : kUnalignedGap;
+      head_stride_ = dim + gap;
+      seq_stride_ = heads * head_stride_ + gap;
+      batch_stride_ = seqlen * seq_stride_ + gap;
       break;
+    }
   }
   bytes_.assign(size_t(batch * batch_stride_ * element_bytes), 0);
 }
@@ -241,7 +245,7 @@ zyfa_attn_desc HostAttention::desc() {
   d.out = out.data();
   d.lse = sh.with_lse ? lse.data() : nullptr;
   d.softmax_scale = sh.softmax_scale;
-  if (sh.layout == Layout::kStrided) {
+  if (sh.layout == Layout::kStrided || sh.layout == Layout::kUnaligned) {
     d.q_strides = q.strides();
     d.k_strides = k.strides();
     d.v_strides = v.strides();
