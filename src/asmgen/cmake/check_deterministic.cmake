@@ -1,6 +1,8 @@
-# CTest asmgen_deterministic: two runs of the emitter write the same bytes, and those are the bytes the
-# build assembled (so the embedded cubins come from the emitter as it is).
-#   cmake -DASMGEN=<zyfa_asmgen> -DBUILT=<build's kernel dir> -DWORK=<scratch dir> -P check_deterministic.cmake
+# CTest asmgen_deterministic: two runs of the emitter write the same bytes, those are the bytes the build
+# assembled, and assembling them again gives the very table of cubins the library compiled (so the embedded
+# code objects come from the emitter as it is: no stale cubin).
+#   cmake -DASMGEN=<zyfa_asmgen> -DBUILT=<build's kernel dir> -DWORK=<scratch dir> -DPTXAS=<ptxas>
+#         -DTABLE=<the build's code_objects_table.cpp> -DEMBED=<build_code_objects.cmake> -P check_deterministic.cmake
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/first ${WORK}/second)
@@ -38,3 +40,27 @@ endforeach()
 if(failed)
   message(FATAL_ERROR "asmgen_deterministic failed")
 endif()
+
+# The fresh PTX through the build's own assembling step; the tables differ only in their first line, which
+# names the manifest they came from.
+execute_process(COMMAND ${CMAKE_COMMAND} -DMANIFEST=${WORK}/first/manifest.txt -DPTXAS=${PTXAS}
+                        -DOUTPUT=${WORK}/table.cpp -P ${EMBED}
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "assembling the fresh PTX failed (${rc}): ${err}")
+endif()
+foreach(t fresh built)
+  if(t STREQUAL fresh)
+    file(READ ${WORK}/table.cpp text)
+  else()
+    file(READ ${TABLE} text)
+  endif()
+  string(FIND "${text}" "\n" eol)
+  math(EXPR body "${eol} + 1")
+  string(SUBSTRING "${text}" ${body} -1 ${t}_body)
+endforeach()
+if(NOT fresh_body STREQUAL built_body)
+  message(FATAL_ERROR "the library's code-object table (${TABLE}) is not the emitter's PTX assembled now (stale cubins?)")
+endif()
+string(LENGTH "${built_body}" table_chars)
+message(STATUS "code-object table: the same ${table_chars} characters as the fresh PTX assembled")
