@@ -280,41 +280,58 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FallbackAccuracy, ::testing::ValuesIn(accuracy_
 
 // ---------------------------------------------------------------- through the public API
 
-// What the fast kernels cannot take reaches the fallback through zyfa_attn_fwd (validation, plan cache,
-// dispatch), not only through its launcher: rows that start off 16-byte boundaries (Layout::kUnaligned), which
-// TMA and the FP8 kernels' 16-byte output stores refuse. Each case first checks that every fast kernel refuses
-// it, so the call cannot have run anything but the fallback, then the call's outputs as FallbackAccuracy does.
+// What the fast kernels cannot take reaches the next kernel through zyfa_attn_fwd (validation, plan cache,
+// dispatch), not only through a launcher. One k and v for every batch (batch strides 0, which validation
+// allows for inputs) is a stride TMA cannot step: the BF16 Hopper kernel and the FP8 wgmma kernels refuse
+// it, so BF16 runs the fallback kernel and FP8 the mma.sync kernel (the FP8 wgmma kernels' fallback; the
+// CUDA fallback takes FP8 only beyond the asm kernels' int32 limits, which no test can allocate). Each case
+// checks that dispatch: the fast kernel refuses, and for FP8 the mma.sync kernel accepts. The host's
+// batches repeat batch 0's k and v, so the oracle sees what the device reads.
 class FallbackThroughTheApi : public FallbackTest {};
 
-TEST_P(FallbackThroughTheApi, FastKernelsRefuseAndTheCallMatchesFp64AndCpuBackend) {
+TEST_P(FallbackThroughTheApi, KvSharedAcrossBatchesMatchesFp64AndCpuBackend) {
   SCOPED_TRACE(seed_trace());
-  HostAttention &h = case_->host();
+  const AttentionShape &sh = GetParam();
+  HostAttention h(sh);
+  Activations a = generate_activations(sh.qkv(), ActivationSpec{}, seed_);
+  for (std::vector<float> *x : {&a.k, &a.v}) {
+    const size_t per_batch = x->size() / size_t(sh.batch);
+    for (int64_t b = 1; b < sh.batch; ++b)
+      std::copy(x->begin(), x->begin() + std::ptrdiff_t(per_batch), x->begin() + std::ptrdiff_t(b * per_batch));
+  }
+  h.set_inputs(a);
   const Expected e = expected_results(h);
   DeviceAttention dev(h);
   ASSERT_EQ(dev.status(), "");
-  const zyfa_attn_desc desc = dev.desc();
+  zyfa_attn_desc desc = dev.desc();
+  ASSERT_EQ(desc.layout, ZYFA_LAYOUT_STRIDED);
+  desc.k_strides.batch = 0;
+  desc.v_strides.batch = 0;
   Problem problem;
   ASSERT_EQ(validate_attention(&desc, PointerCheck::kRequired, &problem), ZYFA_STATUS_SUCCESS) << last_error();
-  EXPECT_FALSE(kernels::bf16_attention_supports(problem));
-  EXPECT_FALSE(kernels::fp8_wgmma_attention_supports(problem));
-  EXPECT_FALSE(kernels::fp8_asm_attention_supports(problem));
+  if (sh.fp8()) {
+    EXPECT_FALSE(kernels::fp8_wgmma_attention_supports(problem));
+    EXPECT_TRUE(kernels::fp8_asm_attention_supports(problem));
+  } else {
+    EXPECT_FALSE(kernels::bf16_attention_supports(problem));
+  }
   ASSERT_EQ(zyfa_attn_fwd(&desc, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
   ASSERT_EQ(cuda_message("cudaDeviceSynchronize after zyfa_attn_fwd", cudaDeviceSynchronize()), "");
   ASSERT_EQ(dev.download_outputs(), "");
   expect_matches_fp64_and_cpu_backend(h, e, seed_, "fallback api");
 }
 
-std::vector<AttentionShape> unaligned_shapes() {
+std::vector<AttentionShape> shared_kv_shapes() {
   std::vector<AttentionShape> shapes;
   for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3})
     for (int64_t d : {128, 192}) {
-      shapes.push_back(attention_shape(dtype, d, 2, 129, 4, 2, Layout::kUnaligned, true));  // GQA 2:1, two tiles, FP8 descales per head
-      shapes.push_back(attention_shape(dtype, d, 1, 1000, 8, 1, Layout::kUnaligned));       // MQA, no per-head descale
+      shapes.push_back(attention_shape(dtype, d, 2, 129, 4, 2, Layout::kStrided));              // GQA 2:1, two tiles
+      shapes.push_back(attention_shape(dtype, d, 3, 1000, 8, 1, Layout::kStrided, false, false));  // MQA, no LSE
     }
   return shapes;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, FallbackThroughTheApi, ::testing::ValuesIn(unaligned_shapes()), case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, FallbackThroughTheApi, ::testing::ValuesIn(shared_kv_shapes()), case_name);
 
 // ---------------------------------------------------------------- determinism
 

@@ -13,7 +13,6 @@ const char *layout_name(Layout layout) {
     case Layout::kBSHD: return "bshd";
     case Layout::kBHSD: return "bhsd";
     case Layout::kStrided: return "strided";
-    case Layout::kUnaligned: return "unaligned";
   }
   return "unknown";
 }
@@ -33,13 +32,10 @@ HostTensor::HostTensor(int64_t batch, int64_t seqlen, int64_t heads, int64_t dim
       batch_stride_ = heads * head_stride_;
       break;
     case Layout::kStrided:
-    case Layout::kUnaligned: {
-      const int64_t gap = layout == Layout::kStrided ? kStridedGap : kUnalignedGap;
-      head_stride_ = dim + gap;
-      seq_stride_ = heads * head_stride_ + gap;
-      batch_stride_ = seqlen * seq_stride_ + gap;
+      head_stride_ = dim + kStridedGap;
+      seq_stride_ = heads * head_stride_ + kStridedGap;
+      batch_stride_ = seqlen * seq_stride_ + kStridedGap;
       break;
-    }
   }
   bytes_.assign(size_t(batch * batch_stride_ * element_bytes), 0);
 }
@@ -245,7 +241,7 @@ zyfa_attn_desc HostAttention::desc() {
   d.out = out.data();
   d.lse = sh.with_lse ? lse.data() : nullptr;
   d.softmax_scale = sh.softmax_scale;
-  if (sh.layout == Layout::kStrided || sh.layout == Layout::kUnaligned) {
+  if (sh.layout == Layout::kStrided) {
     d.q_strides = q.strides();
     d.k_strides = k.strides();
     d.v_strides = v.strides();

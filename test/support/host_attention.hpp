@@ -18,11 +18,8 @@ enum class Layout {
   kBSHD,
   kBHSD,
   kStrided,  // (batch, seq, head) order with kStridedGap unused elements after every head, row and batch
-  kUnaligned,  // the same with kUnalignedGap: rows start off 16-byte boundaries, which TMA and the 16-byte
-               // vector paths cannot take, so the dispatcher must choose the fallback kernel
 };
 constexpr int64_t kStridedGap = 16;  // elements: 16-byte granular for both element sizes
-constexpr int64_t kUnalignedGap = 1;
 const char *layout_name(Layout layout);
 
 // The bf16 pattern written over outputs before a call: a NaN with a payload that no arithmetic produces.
