@@ -1,7 +1,9 @@
 // The fallback kernel on the device, called through its launcher with a job table built here (no plan
 // cache, no dispatch): against the fp64 oracle on fresh Gaussian inputs, against the CPU backend (the same
 // recurrence of numerics.h), with poisoned outputs, bitwise repeatability, any grid, and tensors whose
-// offsets pass 2^31 elements and 4 GiB. Each case prints one line of measured figures.
+// offsets pass 2^31 elements and 4 GiB. Then the fallbacks through zyfa_attn_fwd (FallbackThroughTheApi:
+// the fallback kernel for BF16, the mma.sync kernel for FP8, where the fast kernels refuse a stride). Each
+// case prints one line of measured figures.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -287,10 +289,17 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FallbackAccuracy, ::testing::ValuesIn(accuracy_
 // CUDA fallback takes FP8 only beyond the asm kernels' int32 limits, which no test can allocate). Each case
 // checks that dispatch: the fast kernel refuses, and for FP8 the mma.sync kernel accepts. The host's
 // batches repeat batch 0's k and v, so the oracle sees what the device reads.
-class FallbackThroughTheApi : public FallbackTest {};
+class FallbackThroughTheApi : public ::testing::TestWithParam<AttentionShape> {
+ protected:
+  void SetUp() override {
+    ZYFA_SKIP_WITHOUT_GPU();
+    seed_ = fresh_seed();
+  }
+  uint64_t seed_ = 0;
+};
 
 TEST_P(FallbackThroughTheApi, KvSharedAcrossBatchesMatchesFp64AndCpuBackend) {
-  SCOPED_TRACE(seed_trace());
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed_));
   const AttentionShape &sh = GetParam();
   HostAttention h(sh);
   Activations a = generate_activations(sh.qkv(), ActivationSpec{}, seed_);
@@ -305,20 +314,25 @@ TEST_P(FallbackThroughTheApi, KvSharedAcrossBatchesMatchesFp64AndCpuBackend) {
   ASSERT_EQ(dev.status(), "");
   zyfa_attn_desc desc = dev.desc();
   ASSERT_EQ(desc.layout, ZYFA_LAYOUT_STRIDED);
+  // The fast kernel takes the descriptor as it is, and refuses it for the zero stride alone.
+  const auto fast_kernel_takes = [&](const zyfa_attn_desc &d, Problem *p) {
+    EXPECT_EQ(validate_attention(&d, PointerCheck::kRequired, p), ZYFA_STATUS_SUCCESS) << last_error();
+    return sh.fp8() ? kernels::fp8_wgmma_attention_supports(*p) : kernels::bf16_attention_supports(*p);
+  };
+  Problem problem;
+  ASSERT_TRUE(fast_kernel_takes(desc, &problem));
   desc.k_strides.batch = 0;
   desc.v_strides.batch = 0;
-  Problem problem;
-  ASSERT_EQ(validate_attention(&desc, PointerCheck::kRequired, &problem), ZYFA_STATUS_SUCCESS) << last_error();
+  EXPECT_FALSE(fast_kernel_takes(desc, &problem));
   if (sh.fp8()) {
-    EXPECT_FALSE(kernels::fp8_wgmma_attention_supports(problem));
+    EXPECT_NE(kernels::fp8_wgmma_refusal(problem).find("desc->k_strides.batch = 0"), std::string::npos)
+        << kernels::fp8_wgmma_refusal(problem);
     EXPECT_TRUE(kernels::fp8_asm_attention_supports(problem));
-  } else {
-    EXPECT_FALSE(kernels::bf16_attention_supports(problem));
   }
   ASSERT_EQ(zyfa_attn_fwd(&desc, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
   ASSERT_EQ(cuda_message("cudaDeviceSynchronize after zyfa_attn_fwd", cudaDeviceSynchronize()), "");
   ASSERT_EQ(dev.download_outputs(), "");
-  expect_matches_fp64_and_cpu_backend(h, e, seed_, "fallback api");
+  expect_matches_fp64_and_cpu_backend(h, e, seed_, sh.fp8() ? "api, mma.sync" : "api, fallback");
 }
 
 std::vector<AttentionShape> shared_kv_shapes() {

@@ -20,7 +20,12 @@ timeout -k 5 "${TEST_TIMEOUT:-360}" "$CARRY"/zyfa_gpu_tests --gtest_brief=1 --gt
 if [[ -x tools/check_sass.sh ]]; then bash tools/check_sass.sh "$CARRY"/libzyfa.so || status=1; fi
 # The FP8 kernels' code objects (carried beside their manifest by prepare.sh): QGMMA, no local memory, lean P's
 # key loop without a MUFU.EX2 per score.
-bash tools/check_fp8_sass.sh "$(command -v cuobjdump)" "$CARRY"/asmgen/manifest.txt || status=1
+cuobjdump_path=$(bash tools/find_cuobjdump.sh)
+if [[ -z "$cuobjdump_path" ]]; then
+  echo "run_gpu_tests: FAIL: no cuobjdump on this machine, so the FP8 SASS check cannot run"; status=1
+else
+  bash tools/check_fp8_sass.sh "$cuobjdump_path" "$CARRY"/asmgen/manifest.txt || status=1
+fi
 # The main job on the GPU: one call per kernel family, checked against fp64 (exit 1 over tolerance).
 for args in "--dtype bf16 --d 128" "--dtype bf16 --d 192" "--dtype fp8 --d 128" "--dtype fp8 --d 192"; do
   # shellcheck disable=SC2086
