@@ -188,16 +188,26 @@ class Case {
 std::string case_name(const ::testing::TestParamInfo<AttentionShape> &param) { return param.param.name(); }
 
 // Every test here: skipped without a GPU; fresh inputs whose seed each failure names.
-class FallbackTest : public ::testing::TestWithParam<AttentionShape> {
+class SeededGpuTest : public ::testing::TestWithParam<AttentionShape> {
  protected:
   void SetUp() override {
     ZYFA_SKIP_WITHOUT_GPU();
     seed_ = fresh_seed();
-    case_ = std::make_unique<Case>(GetParam(), seed_);
   }
   std::string seed_trace() const { return "ZYFA_TEST_SEED=" + std::to_string(seed_); }
 
   uint64_t seed_ = 0;
+};
+
+// The launcher's tests: the case's inputs and job table made for each.
+class FallbackTest : public SeededGpuTest {
+ protected:
+  void SetUp() override {
+    SeededGpuTest::SetUp();
+    if (IsSkipped()) return;
+    case_ = std::make_unique<Case>(GetParam(), seed_);
+  }
+
   std::unique_ptr<Case> case_;
 };
 
@@ -289,17 +299,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FallbackAccuracy, ::testing::ValuesIn(accuracy_
 // CUDA fallback takes FP8 only beyond the asm kernels' int32 limits, which no test can allocate). Each case
 // checks that dispatch: the fast kernel refuses, and for FP8 the mma.sync kernel accepts. The host's
 // batches repeat batch 0's k and v, so the oracle sees what the device reads.
-class FallbackThroughTheApi : public ::testing::TestWithParam<AttentionShape> {
- protected:
-  void SetUp() override {
-    ZYFA_SKIP_WITHOUT_GPU();
-    seed_ = fresh_seed();
-  }
-  uint64_t seed_ = 0;
-};
+class FallbackThroughTheApi : public SeededGpuTest {};
 
 TEST_P(FallbackThroughTheApi, KvSharedAcrossBatchesMatchesFp64AndCpuBackend) {
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed_));
+  SCOPED_TRACE(seed_trace());
   const AttentionShape &sh = GetParam();
   HostAttention h(sh);
   Activations a = generate_activations(sh.qkv(), ActivationSpec{}, seed_);
