@@ -134,6 +134,22 @@ def test_fp8_quantize_round_trips_within_one_e4m3_step(rng):
     assert descale_f[0] == d
 
 
+def test_fp8_quantize_copies_rows_it_cannot_read_in_place(rng):
+    # A broadcast row (stride 0), reversed rows (negative stride), overlapping windows (stride below dim) and
+    # a transposed single row: each must give the codes of its contiguous copy (the library reads row_stride
+    # 0 as dim and refuses the others, so the package copies them).
+    row = random_bf16(rng, (128,), 2.0)
+    block = random_bf16(rng, (8, 128), 2.0)
+    windows = np.lib.stride_tricks.sliding_window_view(random_bf16(rng, (256,), 2.0), 128)[::8]
+    cases = {"broadcast": np.broadcast_to(row, (64, 128)), "reversed": block[::-1], "overlapping": windows,
+             "one transposed row": random_bf16(rng, (128, 1), 2.0).T}
+    for name, view in cases.items():
+        codes, descale = zyfa.fp8_quantize(view)
+        want_codes, want_descale = zyfa.fp8_quantize(np.ascontiguousarray(view))
+        np.testing.assert_array_equal(codes, want_codes, err_msg=name)
+        np.testing.assert_array_equal(descale, want_descale, err_msg=name)
+
+
 def test_hadamard_rotation_preserves_scores(rng):
     q, k = random_bf16(rng, (64, 128)), random_bf16(rng, (64, 128))
     (q8, qs), (k8, ks) = (zyfa.fp8_quantize(x, rotation="hadamard", seed=7) for x in (q, k))

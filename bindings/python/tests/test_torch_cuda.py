@@ -190,3 +190,16 @@ def test_device_errors_carry_the_librarys_message(gen):
     assert info.value.status is zyfa.Status.BAD_HEAD_RATIO and "nheads" in info.value.message
     with pytest.raises(ValueError, match="CUDA"):
         zyfa.flash_attn_func(q.cpu(), k.cpu(), v.cpu(), causal=True)
+
+
+def test_fp8_quantize_copies_rows_it_cannot_read_in_place(gen):
+    """A broadcast row (stride 0, which the library would read as row_stride = dim), overlapping windows and a
+    transposed single row give the codes of their contiguous copies."""
+    row = randn(gen, 128)
+    cases = {"broadcast": row.expand(64, 128), "overlapping": randn(gen, 256).unfold(0, 128, 8),
+             "one transposed row": randn(gen, 128, 1).t()}
+    for name, view in cases.items():
+        codes, descale = zyfa.fp8_quantize(view)
+        want_codes, want_descale = zyfa.fp8_quantize(view.contiguous())
+        assert torch.equal(codes.view(torch.uint8), want_codes.view(torch.uint8)), name
+        assert torch.equal(descale, want_descale), name

@@ -102,6 +102,14 @@ def test_missing_fp8_descale_is_the_librarys_error(rng, cpu_backend):
     assert info.value.status is zyfa.Status.BAD_DESCALE and "v_descale" in info.value.message
 
 
+def test_nan_host_descale_is_refused_not_taken_as_missing():
+    # NaN is the operator's "not given": a caller's NaN must not turn into no descale (BF16 would then run).
+    q = torch.zeros(1, 16, 1, 128, dtype=torch.bfloat16)
+    with pytest.raises(zyfa.ZyfaValueError) as info:
+        _torch_ops.descale_arguments("zyfa.flash_attn_func", q, (float("nan"), None, None))
+    assert info.value.status is zyfa.Status.BAD_DESCALE and "q_descale = nan" in info.value.message
+
+
 def test_fp8_operator_p_rounding_equals_numpy_path(rng, cpu_backend):
     fwd, _ = cpu_backend
     quantized = [zyfa.fp8_quantize(random_bf16(rng, (1, 24, 2, 128))) for _ in range(3)]

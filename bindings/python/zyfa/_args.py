@@ -101,6 +101,18 @@ def usable_in_place(shape, strides, itemsize, address):
     return address % TENSOR_ALIGNMENT_BYTES == 0
 
 
+def quantize_rows_usable(n_rows, dim, row_stride, col_stride, itemsize, address):
+    """Whether zyfa_quantize_fp8 can read (n_rows, dim) rows as they are, strides in elements: dim
+    contiguous, rows at least dim apart (the library reads row_stride 0 as dim, so a broadcast row, whose
+    stride is 0, would be read as n_rows different ones) on 16-byte granular strides, the base aligned.
+    Otherwise the caller copies them. A single row has no row stride to check."""
+    if dim > 1 and col_stride != 1:
+        return False
+    if n_rows > 1 and (row_stride < dim or (row_stride * itemsize) % TENSOR_ALIGNMENT_BYTES):
+        return False
+    return address % TENSOR_ALIGNMENT_BYTES == 0
+
+
 def descale_strides(name, which, shape, strides, d):
     """(batch_stride, head_stride) of a descale tensor: one element, or shaped (batch, nheads_k)."""
     numel = 1

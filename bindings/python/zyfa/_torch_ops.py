@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 from torch._subclasses.fake_tensor import is_fake
 
-from . import _args, _desc, _lib
+from . import _args, _desc, _lib, errors
 
 # Plan keys (device, dtype, shape) already prepared: zyfa_attn_prepare runs once per key, outside any
 # graph capture, because uploading a plan is something a capture cannot record.
@@ -115,12 +115,13 @@ def quantize_fp8(x: Tensor, hadamard: bool, seed: int) -> Tuple[Tensor, Tensor]:
     """BF16 rows of x's last dim to FP8 e4m3 with one power-of-two descale, written to device memory."""
     dim = x.shape[-1]
     rows = x.reshape(-1, dim)
-    if not _args.usable_in_place((rows.shape[0], 1, 1, dim), (rows.stride(0), 0, 0, rows.stride(1)),
-                                 rows.element_size(), rows.data_ptr()):
+    if not _args.quantize_rows_usable(rows.shape[0], dim, rows.stride(0), rows.stride(1), rows.element_size(),
+                                      rows.data_ptr()):
         rows = rows.clone(memory_format=torch.contiguous_format)
     codes, descale = _quantize_outputs(x)
+    row_stride = rows.stride(0) if rows.shape[0] > 1 else dim
     desc = _desc.quantize_desc(rows.data_ptr(), codes.data_ptr(), descale.data_ptr(), rows.shape[0], dim,
-                               rows.stride(0), "hadamard" if hadamard else None, seed)
+                               row_stride, "hadamard" if hadamard else None, seed)
     with torch.cuda.device(x.device):
         stream = torch.cuda.current_stream(x.device).cuda_stream
         _lib.check(_lib.lib().zyfa_quantize_fp8(_desc.byref(desc), ctypes.c_void_p(stream)))
@@ -158,6 +159,11 @@ def descale_arguments(name, q, descales):
     """(tensors, values) for the operator: a Python float goes by value, a tensor is read on the GPU."""
     tensors, values = [], []
     for which, x in zip(("q_descale", "k_descale", "v_descale"), descales):
+        if isinstance(x, (int, float)) and math.isnan(x):
+            # NaN stands for "not given" in the operator's values, so it is refused here, with the status the
+            # library gives a NaN descale on the other paths.
+            raise errors.ZyfaValueError(errors.Status.BAD_DESCALE,
+                                        f"{name}: {which} = nan: a descale must be positive, finite and normal")
         if x is None or isinstance(x, (int, float)):
             tensors.append(None)
             values.append(NOT_GIVEN if x is None else float(x))

@@ -101,15 +101,18 @@ def quantize(x, rotation, seed):
         raise ValueError("fp8_quantize: a scalar has no rows")
     dim = x.shape[-1]
     rows = x.reshape(-1, dim)
-    if rows.strides[-1] != rows.itemsize or rows.ctypes.data % _args.TENSOR_ALIGNMENT_BYTES or (
-            rows.strides[0] % _args.TENSOR_ALIGNMENT_BYTES):
+    # Strides in bytes that are not whole elements (a view of a view) fail the element checks too.
+    row_stride, col_stride = (s // rows.itemsize if s % rows.itemsize == 0 else -1 for s in rows.strides)
+    if not _args.quantize_rows_usable(rows.shape[0], dim, row_stride, col_stride, rows.itemsize,
+                                      rows.ctypes.data):
         copy = _aligned_empty(rows.shape, rows.dtype)
         copy[...] = rows
         rows = copy
+        row_stride = dim
     codes = _aligned_empty(x.shape, np.uint8)
     descale = np.zeros(1, dtype=np.float32)
     desc = _desc.quantize_desc(rows.ctypes.data, codes.ctypes.data, descale.ctypes.data, rows.shape[0], dim,
-                               rows.strides[0] // rows.itemsize, rotation, seed)
+                               row_stride if rows.shape[0] > 1 else dim, rotation, seed)
     _lib.check(_lib.lib().zyfa_quantize_fp8_host(_desc.byref(desc)))
     if ml_typed:
         import ml_dtypes
