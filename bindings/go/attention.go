@@ -46,8 +46,8 @@ const (
 )
 
 // Attention is one causal attention shape. The library validates it at each call. SoftmaxScale 0 means
-// 1/sqrt(DQK); DQK and DV of 0 mean 128 (ZYFA_ATTN_DESC_INIT's default). PRounding applies to FP8 calls;
-// BF16 calls must leave it PRoundingDefault (else ErrFP8FieldWithBF16).
+// 1/sqrt(DQK); a DQK or DV of 0 means 128 (ZYFA_ATTN_DESC_INIT's default), each on its own. PRounding
+// applies to FP8 calls; BF16 calls must leave it PRoundingDefault (else ErrFP8FieldWithBF16).
 type Attention struct {
 	Batch, Seqlen   int64
 	NHeads, NHeadsK int64
@@ -78,10 +78,9 @@ func (a *Attention) descriptor(dtype C.zyfa_dtype) C.zyfa_attn_desc {
 	desc.seqlen = C.int64_t(a.Seqlen)
 	desc.nheads = C.int64_t(a.NHeads)
 	desc.nheads_k = C.int64_t(a.NHeadsK)
-	if a.DQK != 0 || a.DV != 0 {
-		desc.d_qk = C.int64_t(a.DQK)
-		desc.d_v = C.int64_t(a.DV)
-	}
+	dqk, dv := a.dims()
+	desc.d_qk = C.int64_t(dqk)
+	desc.d_v = C.int64_t(dv)
 	desc.softmax_scale = C.float(a.SoftmaxScale)
 	desc.p_rounding = C.zyfa_p_rounding(a.PRounding)
 	if a.Layout == Strided {
@@ -97,12 +96,18 @@ func cStrides(s Strides) C.zyfa_strides {
 	return C.zyfa_strides{batch: C.int64_t(s.Batch), seq: C.int64_t(s.Seq), head: C.int64_t(s.Head)}
 }
 
+// dims is (DQK, DV) with each 0 replaced by ZYFA_ATTN_DESC_INIT's default, so that DQK: 192 alone is the
+// (192, 128) shape.
 func (a *Attention) dims() (dqk, dv int64) {
-	if a.DQK == 0 && a.DV == 0 {
-		desc := C.zyfa_go_attn_desc_init()
-		return int64(desc.d_qk), int64(desc.d_v)
+	desc := C.zyfa_go_attn_desc_init()
+	dqk, dv = a.DQK, a.DV
+	if dqk == 0 {
+		dqk = int64(desc.d_qk)
 	}
-	return a.DQK, a.DV
+	if dv == 0 {
+		dv = int64(desc.d_v)
+	}
+	return dqk, dv
 }
 
 // span is the number of elements tensor t covers from its first element to its last; ok is false where

@@ -65,6 +65,29 @@ func TestBF16D192WithExplicitScaleMatchesFP64(t *testing.T) {
 	checkAgainst(t, out, lse, wantOut, wantLSE, bf16OutTolerance, bf16LSETolerance)
 }
 
+// A DV of 0 means 128 on its own: DQK: 192 alone is the (192, 128) shape, bit for bit.
+func TestZeroDVAloneMeansTheDefault(t *testing.T) {
+	r := freshRand(t)
+	full := &Attention{Batch: 1, Seqlen: 40, NHeads: 2, NHeadsK: 1, DQK: 192, DV: 128}
+	short := &Attention{Batch: 1, Seqlen: 40, NHeads: 2, NHeadsK: 1, DQK: 192}
+	q := randomBF16(r, int(full.Seqlen*full.NHeads*192), 1)
+	k := randomBF16(r, int(full.Seqlen*full.NHeadsK*192), 1)
+	v := randomBF16(r, int(full.Seqlen*full.NHeadsK*128), 1)
+	want, wantLSE := newOutputs(full)
+	if err := full.ForwardHostBF16(q, k, v, want, wantLSE); err != nil {
+		t.Fatal(err)
+	}
+	got, gotLSE := newOutputs(short)
+	if err := short.ForwardHostBF16(q, k, v, got, gotLSE); err != nil {
+		t.Fatalf("DQK 192 with DV 0: %v", err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("output %d: %#x with DV 0, %#x with DV 128", i, got[i], want[i])
+		}
+	}
+}
+
 // quantizeHost quantizes contiguous rows of dim through the library.
 func quantizeHost(t *testing.T, src []uint16, dim int64) ([]uint8, float32) {
 	t.Helper()
