@@ -75,11 +75,15 @@ int prepare(const Problem &problem, bool wgmma) {
   return code_object_function(*code_object(problem, wgmma), &function);
 }
 
-int launch(const CodeObject &object, const asmgen::Fp8AttentionParams &params, const Schedule &schedule,
-           void *stream) {
+// The kernel of `object` for a launch over `schedule`: everything that can fail before a launch, so that a
+// call that fails has launched nothing (not the V^T pre-pass either).
+int kernel_function(const CodeObject &object, const Schedule &schedule, void **function) {
   if (schedule.jobs == nullptr || schedule.n_jobs < 1 || schedule.grid < 1) return kInvalidValue;
-  void *function = nullptr;
-  if (const int e = code_object_function(object, &function)) return e;
+  return code_object_function(object, function);
+}
+
+int launch(const CodeObject &object, void *function, const asmgen::Fp8AttentionParams &params,
+           const Schedule &schedule, void *stream) {
   asmgen::Fp8AttentionParams copy = params;
   return cuda::launch_function(function, schedule.grid, object.threads, object.dynamic_smem_bytes, stream, &copy);
 }
@@ -210,7 +214,10 @@ int prepare_fp8_asm_attention(const Problem &problem) {
 
 int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, void *stream) {
   if (!fp8_asm_attention_supports(problem)) return kInvalidValue;
-  return launch(*code_object(problem, false), fp8_attention_params(problem, schedule), schedule, stream);
+  const CodeObject &object = *code_object(problem, false);
+  void *function = nullptr;
+  if (const int e = kernel_function(object, schedule, &function)) return e;
+  return launch(object, function, fp8_attention_params(problem, schedule), schedule, stream);
 }
 
 int prepare_fp8_wgmma_attention(const Problem &problem) {
@@ -222,6 +229,9 @@ int prepare_fp8_wgmma_attention(const Problem &problem) {
 
 int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule, void *stream) {
   if (!fp8_wgmma_attention_supports(problem)) return kInvalidValue;
+  const CodeObject &object = *code_object(problem, true);
+  void *function = nullptr;
+  if (const int e = kernel_function(object, schedule, &function)) return e;
   asmgen::Fp8AttentionParams params = fp8_attention_params(problem, schedule);
   const Problem &p = problem;
   auto map = [](asmgen::Fp8TensorMap &m) { return reinterpret_cast<CUtensorMap *>(&m); };
@@ -247,7 +257,7 @@ int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule,
                                                    kByte, kVBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_128B)) {
     return e;
   }
-  return launch(*code_object(problem, true), params, schedule, stream);
+  return launch(object, function, params, schedule, stream);
 }
 
 }  // namespace zyfa::kernels

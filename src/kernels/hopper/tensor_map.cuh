@@ -21,8 +21,12 @@ constexpr int64_t kTmaMaxStrideBytes = int64_t(1) << 40;
 constexpr int64_t kTmaMaxCoordinate = INT32_MAX;
 
 // A stride of a dimension the tensor walks (extent > 1) that TMA can take.
-inline bool tma_stride_ok(int64_t extent, int64_t stride_bytes) {
+// A stride in elements of elem_bytes: its bytes are formed only where the dimension is stepped, and checked
+// for overflow (validation accepts any stride on a dimension of extent 1, 2^62 included).
+inline bool tma_stride_ok(int64_t extent, int64_t stride, int64_t elem_bytes) {
   if (extent <= 1) return true;  // never stepped: the map gets a placeholder
+  int64_t stride_bytes = 0;
+  if (__builtin_mul_overflow(stride, elem_bytes, &stride_bytes)) return false;
   return stride_bytes > 0 && stride_bytes % kTmaStrideAlignBytes == 0 && stride_bytes < kTmaMaxStrideBytes;
 }
 
@@ -38,9 +42,9 @@ inline TmaRefusal tma_refusal(const TensorRef &t, int64_t batch, int64_t seqlen,
   if (seqlen > kTmaMaxCoordinate) return TmaRefusal::kSeqlen;
   if (heads > kTmaMaxCoordinate) return TmaRefusal::kHeads;
   if (dim > kTmaMaxCoordinate) return TmaRefusal::kDim;
-  if (!tma_stride_ok(seqlen, t.seq_stride * kElemBytes)) return TmaRefusal::kSeqStride;
-  if (!tma_stride_ok(heads, t.head_stride * kElemBytes)) return TmaRefusal::kHeadStride;
-  if (!tma_stride_ok(batch, t.batch_stride * kElemBytes)) return TmaRefusal::kBatchStride;
+  if (!tma_stride_ok(seqlen, t.seq_stride, kElemBytes)) return TmaRefusal::kSeqStride;
+  if (!tma_stride_ok(heads, t.head_stride, kElemBytes)) return TmaRefusal::kHeadStride;
+  if (!tma_stride_ok(batch, t.batch_stride, kElemBytes)) return TmaRefusal::kBatchStride;
   return TmaRefusal::kMappable;
 }
 
