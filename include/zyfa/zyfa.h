@@ -50,10 +50,12 @@ typedef enum zyfa_status {
   ZYFA_STATUS_BAD_SHAPE = 6,              /* batch, seqlen, nheads or nheads_k below 1 */
   ZYFA_STATUS_BAD_HEAD_RATIO = 7,         /* nheads is not a multiple of nheads_k */
   ZYFA_STATUS_BAD_STRIDE = 8,             /* a stride is negative, zero where it must not be, or not 16-byte granular */
-  ZYFA_STATUS_MISALIGNED = 9,             /* a tensor pointer is not 16-byte aligned */
-  ZYFA_STATUS_NULL_TENSOR = 10,           /* q, k, v or out is NULL */
-  ZYFA_STATUS_ALIASED_OUTPUT = 11,        /* out or lse overlaps an input (a tensor or a device descale) or each other */
-  ZYFA_STATUS_BAD_DESCALE = 12,           /* an FP8 descale is missing, of an unknown kind, or not a positive normal float */
+  ZYFA_STATUS_MISALIGNED = 9,             /* q, k, v or out not on 16 bytes, lse on 4, the workspace on 256 */
+  ZYFA_STATUS_NULL_TENSOR = 10,           /* q, k, v or out is NULL, or the workspace with workspace_bytes > 0 */
+  ZYFA_STATUS_ALIASED_OUTPUT = 11,        /* out, lse or the workspace overlaps an input (a tensor or a device
+                                           * descale) or another of the three */
+  ZYFA_STATUS_BAD_DESCALE = 12,           /* an FP8 descale is missing, of an unknown kind, not a positive normal
+                                           * float, or a device descale not on 4 bytes or with a negative stride */
   ZYFA_STATUS_FP8_FIELD_WITH_BF16 = 13,   /* an FP8-only field (a descale, p_rounding) set with BF16 inputs */
   ZYFA_STATUS_NOT_CAUSAL = 14,            /* causal must be 1: only causal attention is implemented */
   ZYFA_STATUS_SIZE_OVERFLOW = 15,         /* a count or byte offset overflows 64 bits, or an extent or the job count
@@ -196,14 +198,17 @@ typedef struct zyfa_attn_desc {
 ZYFA_API zyfa_status zyfa_attn_fwd(const zyfa_attn_desc *desc, void *stream);
 
 /* Validates `desc` and builds (or finds) the plan for its shape on the current device, and loads the
- * kernel it will run: after it, a zyfa_attn_fwd of the same shape (in any layout) can be captured in a
- * CUDA graph. Pointers (device descales too) may be NULL here. The cache holds a bounded number of plans
- * (zyfa_plan_cache_set_capacity), so prepare right before capturing when many shapes are in use. */
+ * kernel it will run: after it, a zyfa_attn_fwd of the same shape can be captured in a CUDA graph, in any
+ * layout whose strides the same kernel takes (strides TMA cannot map, such as 0 on a dimension above 1,
+ * send a call to another kernel, which a prepare of those strides readies). Pointers (device descales too)
+ * may be NULL here. The cache holds a bounded number of plans (zyfa_plan_cache_set_capacity), so prepare
+ * right before capturing when many shapes are in use. */
 ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream);
 
-/* The workspace bytes a zyfa_attn_fwd of `desc` can use (zyfa_attn_desc.workspace): for FP8 with the
- * default P rounding where (nheads / nheads_k) * seqlen >= 16384 and q, k, v are TMA-mappable, one V^T per
- * (batch, kv head) of 128 x seqlen bytes (seqlen rounded up to 128); 0 elsewhere (BF16, shorter FP8
+/* The workspace bytes a zyfa_attn_fwd of `desc` can use (zyfa_attn_desc.workspace): for FP8 with lean P, or
+ * exact P at d_qk = 192 (the default P roundings, and lean P asked for at d_qk = 192), where
+ * (nheads / nheads_k) * seqlen >= 16384 and q, k, v are TMA-mappable, one V^T per (batch, kv head) of
+ * 128 x seqlen bytes (seqlen rounded up to 128); 0 elsewhere (BF16, shorter FP8
  * problems, exact P at d_qk = 128, split P), where a workspace would not make the call faster. Depends on
  * the shape, the dtype, the P rounding and the strides only: pointers may be NULL, and the workspace fields
  * are not read. Host only: it launches nothing. */
