@@ -25,22 +25,38 @@ class RelaxedCaptureScope {
   cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
 };
 
-// Makes `device` current for one scope: the plan cache may free a table of another device.
+// The thread's current driver context (nullptr: none, or the driver's entry points are missing), and making
+// one current again; defined with the entry points below.
+CUcontext current_driver_context();
+void make_driver_context_current(CUcontext context);
+
+// Makes `device` current for one scope: the plan cache may free a table of another device. Where `device` is
+// current already, nothing is switched, so the caller's context stays current whatever it is (cudaSetDevice
+// would replace a context the caller made current through the driver, a green context say, by the device's
+// primary one); where it switches, the caller's context is made current again after.
 class DeviceScope {
  public:
   explicit DeviceScope(int device) {
-    ok_ = cudaGetDevice(&previous_) == cudaSuccess &&
-          (previous_ == device || cudaSetDevice(device) == cudaSuccess);
+    int current = 0;
+    if (cudaGetDevice(&current) != cudaSuccess) return;
+    if (current == device) {
+      ok_ = true;
+      return;
+    }
+    previous_ = current_driver_context();
+    switched_ = cudaSetDevice(device) == cudaSuccess;
+    ok_ = switched_;
   }
   ~DeviceScope() {
-    if (ok_) cudaSetDevice(previous_);
+    if (switched_) make_driver_context_current(previous_);
   }
   DeviceScope(const DeviceScope &) = delete;
   DeviceScope &operator=(const DeviceScope &) = delete;
   bool ok() const { return ok_; }
 
  private:
-  int previous_ = 0;
+  CUcontext previous_ = nullptr;
+  bool switched_ = false;
   bool ok_ = false;
 };
 
@@ -201,6 +217,7 @@ using FuncSetAttribute = CUresult (*)(CUfunction, CUfunction_attribute, int);
 using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                   CUstream, void **, void **);
 using CtxGetCurrent = CUresult (*)(CUcontext *);
+using CtxSetCurrent = CUresult (*)(CUcontext);
 using CtxGetId = CUresult (*)(CUcontext, unsigned long long *);
 
 struct DriverApi {
@@ -210,6 +227,7 @@ struct DriverApi {
   FuncSetAttribute func_set_attribute = nullptr;
   LaunchKernel launch_kernel = nullptr;
   CtxGetCurrent ctx_get_current = nullptr;
+  CtxSetCurrent ctx_set_current = nullptr;
   CtxGetId ctx_get_id = nullptr;
   int error = cudaSuccess;  // what resolving them returned
 };
@@ -235,10 +253,37 @@ const DriverApi &driver() {
     if (d.error == cudaSuccess) d.error = resolve("cuFuncSetAttribute", &d.func_set_attribute);
     if (d.error == cudaSuccess) d.error = resolve("cuLaunchKernel", &d.launch_kernel);
     if (d.error == cudaSuccess) d.error = resolve("cuCtxGetCurrent", &d.ctx_get_current);
+    if (d.error == cudaSuccess) d.error = resolve("cuCtxSetCurrent", &d.ctx_set_current);
     if (d.error == cudaSuccess) d.error = resolve("cuCtxGetId", &d.ctx_get_id);
     return d;
   }();
   return api;
+}
+
+CUcontext current_driver_context() {
+  const DriverApi &d = driver();
+  CUcontext context = nullptr;
+  if (d.error != cudaSuccess || d.ctx_get_current(&context) != CUDA_SUCCESS) return nullptr;
+  return context;
+}
+
+void make_driver_context_current(CUcontext context) {
+  const DriverApi &d = driver();
+  if (d.error == cudaSuccess) d.ctx_set_current(context);
+}
+
+// The thread's current context, where the runtime launches: the one the caller made current, or where there
+// is none yet, the current device's primary context (made current here, as the runtime's first call would).
+int context_for_launches(CUcontext *context) {
+  const DriverApi &d = driver();
+  if (d.error != cudaSuccess) return d.error;
+  if (const CUresult r = d.ctx_get_current(context); r != CUDA_SUCCESS) return int(r);
+  if (*context != nullptr) return cudaSuccess;
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) return e;
+  if (const CUresult r = d.ctx_get_current(context); r != CUDA_SUCCESS) return int(r);
+  return *context != nullptr ? cudaSuccess : cudaErrorDeviceUninitialized;  // the runtime made none current
 }
 
 }  // namespace
@@ -246,28 +291,16 @@ const DriverApi &driver() {
 int current_device(int *device) { return cudaGetDevice(device); }
 
 int current_context_id(unsigned long long *id) {
-  const DriverApi &d = driver();
-  if (d.error != cudaSuccess) return d.error;
   CUcontext context = nullptr;
-  if (const CUresult r = d.ctx_get_current(&context); r != CUDA_SUCCESS) return int(r);
-  if (context == nullptr) {
-    // No context on this thread yet: the one load_module loads into, the current device's primary context.
-    int device = 0;
-    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-    if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) return e;
-    if (const CUresult r = d.ctx_get_current(&context); r != CUDA_SUCCESS) return int(r);
-    if (context == nullptr) return cudaErrorDeviceUninitialized;  // the runtime made none current
-  }
-  return int(d.ctx_get_id(context, id));
+  if (const int e = context_for_launches(&context)) return e;
+  return int(driver().ctx_get_id(context, id));
 }
 
 int load_module(const void *image, void **module) {
   const DriverApi &d = driver();
-  if (d.error != cudaSuccess) return d.error;
-  int device = 0;
-  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  // Makes the device's primary context (the one the runtime launches into) current on this thread.
-  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) return e;
+  // Into the context the runtime launches into, which current_context_id named for the caller's cache.
+  CUcontext context = nullptr;
+  if (const int e = context_for_launches(&context)) return e;
   RelaxedCaptureScope relaxed;  // a first call may come while a graph is being captured
   CUmodule m = nullptr;
   const CUresult r = d.module_load_data(&m, image);
