@@ -6,6 +6,7 @@
 //  - A pending CUDA error left by the application is reported (ZYFA_STATUS_CUDA_ERROR), not cleared; a
 //    sticky one (a kernel that faulted) is reported by every GPU entry point, in a child process.
 // The child processes (ReliabilityChild.DISABLED_*) run this binary again with one test selected.
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
@@ -403,6 +404,13 @@ TEST(ReliabilityErrors, CallsWorkAfterADeviceReset) {
   EXPECT_EQ(run_child("CallsWorkAfterADeviceReset", {}), 0) << "see the child's output above";
 }
 
+// A context the caller created through the driver and made current stays current, and the calls run in it:
+// the library's device switches and module loads once replaced it by the device's primary context.
+TEST(ReliabilityErrors, CallsKeepTheCallersOwnContext) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  EXPECT_EQ(run_child("CallsKeepTheCallersOwnContext", {}), 0) << "see the child's output above";
+}
+
 // Run only as children of the tests above (run_child).
 TEST(ReliabilityChild, DISABLED_NoDeviceIsReported) {
   HostBuffers b;
@@ -432,6 +440,53 @@ TEST(ReliabilityChild, DISABLED_CallsWorkAfterADeviceReset) {
     ASSERT_EQ(zyfa_plan_cache_clear(), ZYFA_STATUS_SUCCESS);
     ZYFA_ASSERT_CUDA(cudaDeviceReset());
   }
+}
+
+// The driver's context functions at the 12.0 ABI (cuCtxCreate's (context, flags, device) form), as the library
+// resolves its own: the tests link the runtime only.
+template <typename Fn>
+Fn driver_function(const char *symbol) {
+  void *p = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  constexpr unsigned kAbi = 12000;
+  if (cudaGetDriverEntryPointByVersion(symbol, &p, kAbi, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess)
+    return nullptr;
+  return reinterpret_cast<Fn>(p);
+}
+
+TEST(ReliabilityChild, DISABLED_CallsKeepTheCallersOwnContext) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  using CtxCreate = CUresult (*)(CUcontext *, unsigned, CUdevice);
+  using CtxGetCurrent = CUresult (*)(CUcontext *);
+  using CtxDestroy = CUresult (*)(CUcontext);
+  const auto create = driver_function<CtxCreate>("cuCtxCreate");
+  const auto get_current = driver_function<CtxGetCurrent>("cuCtxGetCurrent");
+  const auto destroy = driver_function<CtxDestroy>("cuCtxDestroy");
+  ASSERT_TRUE(create != nullptr && get_current != nullptr && destroy != nullptr) << "driver entry points";
+  int device = 0;
+  ZYFA_ASSERT_CUDA(cudaGetDevice(&device));
+  CUcontext own = nullptr;
+  ASSERT_EQ(create(&own, 0, CUdevice(device)), CUDA_SUCCESS);  // and makes it current
+  // BF16 (the runtime's kernels) and FP8 (a code object the library loads itself), each run twice: the first
+  // builds the plan and loads the kernel, the second finds both.
+  for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    for (int call = 0; call < 2; ++call) {
+      SCOPED_TRACE(std::string(dtype == ZYFA_DTYPE_BF16 ? "bf16" : "fp8") + " call " + std::to_string(call));
+      DeviceProblem p(attention_shape(dtype, 128, 1, 300, 4, 2), fresh_seed());
+      ASSERT_EQ(p.status(), "");
+      const zyfa_attn_desc d = p.desc();
+      ASSERT_EQ(zyfa_attn_fwd(&d, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+      CUcontext current = nullptr;
+      ASSERT_EQ(get_current(&current), CUDA_SUCCESS);
+      EXPECT_EQ(current, own) << "the call left another context current";
+      ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
+      ASSERT_EQ(p.download(), "");
+      EXPECT_TRUE(matches_fp64(p.host()));
+    }
+  }
+  ASSERT_EQ(zyfa_plan_cache_clear(), ZYFA_STATUS_SUCCESS);  // its tables live in this context
+  EXPECT_EQ(destroy(own), CUDA_SUCCESS);
 }
 
 TEST(ReliabilityChild, DISABLED_StickyErrorIsReported) {
