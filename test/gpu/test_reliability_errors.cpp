@@ -442,8 +442,8 @@ TEST(ReliabilityChild, DISABLED_CallsWorkAfterADeviceReset) {
   }
 }
 
-// The driver's context functions at the 12.0 ABI (cuCtxCreate's (context, flags, device) form), as the library
-// resolves its own: the tests link the runtime only.
+// The driver's context functions at the 12.0 ABI, as the library resolves its own (the tests link the runtime
+// only). At that ABI cuCtxCreate is cuCtxCreate_v3: (context, affinity params, their count, flags, device).
 template <typename Fn>
 Fn driver_function(const char *symbol) {
   void *p = nullptr;
@@ -457,7 +457,7 @@ Fn driver_function(const char *symbol) {
 
 TEST(ReliabilityChild, DISABLED_CallsKeepTheCallersOwnContext) {
   ZYFA_SKIP_WITHOUT_GPU();
-  using CtxCreate = CUresult (*)(CUcontext *, unsigned, CUdevice);
+  using CtxCreate = CUresult (*)(CUcontext *, CUexecAffinityParam *, int, unsigned, CUdevice);
   using CtxGetCurrent = CUresult (*)(CUcontext *);
   using CtxDestroy = CUresult (*)(CUcontext);
   const auto create = driver_function<CtxCreate>("cuCtxCreate");
@@ -467,7 +467,7 @@ TEST(ReliabilityChild, DISABLED_CallsKeepTheCallersOwnContext) {
   int device = 0;
   ZYFA_ASSERT_CUDA(cudaGetDevice(&device));
   CUcontext own = nullptr;
-  ASSERT_EQ(create(&own, 0, CUdevice(device)), CUDA_SUCCESS);  // and makes it current
+  ASSERT_EQ(create(&own, nullptr, 0, 0, CUdevice(device)), CUDA_SUCCESS);  // and makes it current
   // BF16 (the runtime's kernels) and FP8 (a code object the library loads itself), each run twice: the first
   // builds the plan and loads the kernel, the second finds both.
   for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
