@@ -40,9 +40,7 @@ func checkAgainst(t *testing.T, out []uint16, lse []float32, wantOut, wantLSE []
 func TestBF16GQAWithPartialTileMatchesFP64(t *testing.T) {
 	r := freshRand(t)
 	a := &Attention{Batch: 2, Seqlen: 133, NHeads: 4, NHeadsK: 2}
-	q := randomBF16(r, int(a.Batch*a.Seqlen*a.NHeads*128), 1)
-	k := randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*128), 1)
-	v := randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*128), 1)
+	q, k, v := randomQKV(r, a)
 	out, lse := newOutputs(a)
 	if err := a.ForwardHostBF16(q, k, v, out, lse); err != nil {
 		t.Fatal(err)
@@ -54,9 +52,7 @@ func TestBF16GQAWithPartialTileMatchesFP64(t *testing.T) {
 func TestBF16D192WithExplicitScaleMatchesFP64(t *testing.T) {
 	r := freshRand(t)
 	a := &Attention{Batch: 1, Seqlen: 70, NHeads: 2, NHeadsK: 1, DQK: 192, DV: 128, SoftmaxScale: 0.05}
-	q := randomBF16(r, int(a.Seqlen*a.NHeads*192), 1)
-	k := randomBF16(r, int(a.Seqlen*a.NHeadsK*192), 1)
-	v := randomBF16(r, int(a.Seqlen*a.NHeadsK*128), 1)
+	q, k, v := randomQKV(r, a)
 	out, lse := newOutputs(a)
 	if err := a.ForwardHostBF16(q, k, v, out, lse); err != nil {
 		t.Fatal(err)
@@ -70,9 +66,7 @@ func TestZeroDVAloneMeansTheDefault(t *testing.T) {
 	r := freshRand(t)
 	full := &Attention{Batch: 1, Seqlen: 40, NHeads: 2, NHeadsK: 1, DQK: 192, DV: 128}
 	short := &Attention{Batch: 1, Seqlen: 40, NHeads: 2, NHeadsK: 1, DQK: 192}
-	q := randomBF16(r, int(full.Seqlen*full.NHeads*192), 1)
-	k := randomBF16(r, int(full.Seqlen*full.NHeadsK*192), 1)
-	v := randomBF16(r, int(full.Seqlen*full.NHeadsK*128), 1)
+	q, k, v := randomQKV(r, full)
 	want, wantLSE := newOutputs(full)
 	if err := full.ForwardHostBF16(q, k, v, want, wantLSE); err != nil {
 		t.Fatal(err)

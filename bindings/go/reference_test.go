@@ -31,6 +31,15 @@ func randomBF16(r *rand.Rand, n int, scale float32) []uint16 {
 	return x
 }
 
+// randomQKV is fresh BF16 q, k and v for a contiguous BSHD shape, values in [-1, 1).
+func randomQKV(r *rand.Rand, a *Attention) (q, k, v []uint16) {
+	dqk, dv := a.dims()
+	q = randomBF16(r, int(a.Batch*a.Seqlen*a.NHeads*dqk), 1)
+	k = randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*dqk), 1)
+	v = randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*dv), 1)
+	return q, k, v
+}
+
 func bf16Values(x []uint16) []float64 {
 	y := make([]float64, len(x))
 	for i, b := range x {
