@@ -43,18 +43,23 @@ class DeviceScope {
       ok_ = true;
       return;
     }
+    previous_device_ = current;
     previous_ = current_driver_context();
     switched_ = cudaSetDevice(device) == cudaSuccess;
     ok_ = switched_;
   }
   ~DeviceScope() {
-    if (switched_) make_driver_context_current(previous_);
+    if (!switched_) return;
+    // A thread with no context had only the runtime's device: that is what it gets back.
+    if (previous_ != nullptr) make_driver_context_current(previous_);
+    else cudaSetDevice(previous_device_);
   }
   DeviceScope(const DeviceScope &) = delete;
   DeviceScope &operator=(const DeviceScope &) = delete;
   bool ok() const { return ok_; }
 
  private:
+  int previous_device_ = 0;
   CUcontext previous_ = nullptr;
   bool switched_ = false;
   bool ok_ = false;
