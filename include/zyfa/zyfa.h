@@ -264,8 +264,10 @@ ZYFA_API zyfa_status zyfa_plan_cache_get_stats(zyfa_plan_cache_stats *stats);
 /* Bounds the cache (least recently used plans go first); capacity >= 1. Default 64. */
 ZYFA_API zyfa_status zyfa_plan_cache_set_capacity(uint64_t capacity);
 /* Frees every plan, also those that captured CUDA graphs hold: destroy such graphs first, and call it
- * before a cudaDeviceReset (plans and loaded kernels belong to the device's context). Not while a call
- * that uses a plan may still be running on a stream. */
+ * before a cudaDeviceReset or the destruction of a context zyfa ran in (plans and loaded kernels belong to
+ * the context current at the call that built them; plans are found by device, so a process that calls
+ * from several contexts of one device should clear between them). Not while a call that uses a plan may
+ * still be running on a stream. */
 ZYFA_API zyfa_status zyfa_plan_cache_clear(void);
 
 #ifdef __cplusplus
