@@ -20,9 +20,9 @@ constexpr int64_t kTmaStrideAlignBytes = 16;
 constexpr int64_t kTmaMaxStrideBytes = int64_t(1) << 40;
 constexpr int64_t kTmaMaxCoordinate = INT32_MAX;
 
-// A stride of a dimension the tensor walks (extent > 1) that TMA can take.
-// A stride in elements of elem_bytes: its bytes are formed only where the dimension is stepped, and checked
-// for overflow (validation accepts any stride on a dimension of extent 1, 2^62 included).
+// Whether TMA can take a stride (in elements of elem_bytes) of a dimension of `extent`. Its bytes are formed only
+// where the dimension is stepped (extent > 1), and checked for overflow: validation accepts any stride on a
+// dimension of extent 1, 2^62 included.
 inline bool tma_stride_ok(int64_t extent, int64_t stride, int64_t elem_bytes) {
   if (extent <= 1) return true;  // never stepped: the map gets a placeholder
   int64_t stride_bytes = 0;
