@@ -101,16 +101,19 @@ def usable_in_place(shape, strides, itemsize, address):
     return address % TENSOR_ALIGNMENT_BYTES == 0
 
 
-def quantize_rows_usable(n_rows, dim, row_stride, col_stride, itemsize, address):
-    """Whether zyfa_quantize_fp8 can read (n_rows, dim) rows as they are, strides in elements: dim
-    contiguous, rows at least dim apart (the library reads row_stride 0 as dim, so a broadcast row, whose
-    stride is 0, would be read as n_rows different ones) on 16-byte granular strides, the base aligned.
-    Otherwise the caller copies them. A single row has no row stride to check."""
+def quantize_row_stride(n_rows, dim, row_stride, col_stride, itemsize, address):
+    """The row_stride to give zyfa_quantize_fp8 for (n_rows, dim) rows read as they are, strides in elements,
+    or None where the caller must copy them (into contiguous rows, whose stride is dim). As they are means:
+    dim contiguous, rows at least dim apart (the library reads row_stride 0 as dim, so a broadcast row, whose
+    stride is 0, would be read as n_rows different ones) on 16-byte granular strides, the base aligned. A
+    single row has no row stride to check, and gets dim."""
     if dim > 1 and col_stride != 1:
-        return False
+        return None
     if n_rows > 1 and (row_stride < dim or (row_stride * itemsize) % TENSOR_ALIGNMENT_BYTES):
-        return False
-    return address % TENSOR_ALIGNMENT_BYTES == 0
+        return None
+    if address % TENSOR_ALIGNMENT_BYTES:
+        return None
+    return row_stride if n_rows > 1 else dim
 
 
 def descale_strides(name, which, shape, strides, d):

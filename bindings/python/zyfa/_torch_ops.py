@@ -115,11 +115,12 @@ def quantize_fp8(x: Tensor, hadamard: bool, seed: int) -> Tuple[Tensor, Tensor]:
     """BF16 rows of x's last dim to FP8 e4m3 with one power-of-two descale, written to device memory."""
     dim = x.shape[-1]
     rows = x.reshape(-1, dim)
-    if not _args.quantize_rows_usable(rows.shape[0], dim, rows.stride(0), rows.stride(1), rows.element_size(),
-                                      rows.data_ptr()):
+    row_stride = _args.quantize_row_stride(rows.shape[0], dim, rows.stride(0), rows.stride(1), rows.element_size(),
+                                           rows.data_ptr())
+    if row_stride is None:
         rows = rows.clone(memory_format=torch.contiguous_format)
+        row_stride = dim
     codes, descale = _quantize_outputs(x)
-    row_stride = rows.stride(0) if rows.shape[0] > 1 else dim
     desc = _desc.quantize_desc(rows.data_ptr(), codes.data_ptr(), descale.data_ptr(), rows.shape[0], dim,
                                row_stride, "hadamard" if hadamard else None, seed)
     with torch.cuda.device(x.device):

@@ -103,8 +103,9 @@ def quantize(x, rotation, seed):
     rows = x.reshape(-1, dim)
     # Strides in bytes that are not whole elements (a view of a view) fail the element checks too.
     row_stride, col_stride = (s // rows.itemsize if s % rows.itemsize == 0 else -1 for s in rows.strides)
-    if not _args.quantize_rows_usable(rows.shape[0], dim, row_stride, col_stride, rows.itemsize,
-                                      rows.ctypes.data):
+    row_stride = _args.quantize_row_stride(rows.shape[0], dim, row_stride, col_stride, rows.itemsize,
+                                           rows.ctypes.data)
+    if row_stride is None:
         copy = _aligned_empty(rows.shape, rows.dtype)
         copy[...] = rows
         rows = copy
@@ -112,7 +113,7 @@ def quantize(x, rotation, seed):
     codes = _aligned_empty(x.shape, np.uint8)
     descale = np.zeros(1, dtype=np.float32)
     desc = _desc.quantize_desc(rows.ctypes.data, codes.ctypes.data, descale.ctypes.data, rows.shape[0], dim,
-                               row_stride if rows.shape[0] > 1 else dim, rotation, seed)
+                               row_stride, rotation, seed)
     _lib.check(_lib.lib().zyfa_quantize_fp8_host(_desc.byref(desc)))
     if ml_typed:
         import ml_dtypes
