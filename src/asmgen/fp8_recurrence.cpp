@@ -243,8 +243,8 @@ void emit_store_tile(Builder &b, const TileRows &t) {
   b.setp(first_of_quad, Cmp::kEq, Type::kS32, t.quad_col, imm(0));
   b.and_(has_lse, has_lse, first_of_quad);
   const Reg row0 = b.temp(Type::kS32, "row0");
-  b.shl(row0, t.tile, imm(7));
-  static_assert(nx::kQueryTile == 1 << 7, "row0 = tile << 7");
+  if (t.tile_rows == 1 << 7) b.shl(row0, t.tile, imm(7));
+  else b.mul_lo(row0, t.tile, imm(t.tile_rows));
 
   for (int h = 0; h < 2; ++h) {
     const Reg lh = t.l[size_t(h)];

@@ -16,7 +16,7 @@ namespace {
 constexpr int reg_of(int chunk, int half, int e) { return 4 * chunk + 2 * half + e; }
 // Named barrier ids 1 and 2 (0 is the CTA's): barrier 1 + w opens consumer w's turn at the tensor cores.
 constexpr int kFirstTurnBarrier = 1;
-constexpr int kTurnThreads = kConsumers * kWarpgroupThreads;
+constexpr int kTurnThreads = kPairedConsumers * kWarpgroupThreads;
 // d_qk = 192: S takes 1.5x the tensor time of d = 128's for the same softmax, which changes two choices below.
 constexpr int kWideHeadDimQK = 192;
 // At d_qk = 192 the consumers issue as soon as they are ready, without turns (FA3's BF16 kernel drops its
@@ -25,8 +25,10 @@ constexpr int kWideHeadDimQK = 192;
 // A/B (2 rounds) gave mha-d192 +3.1% at S = 16K and -0.6% at 2K; session 13's longer one gave 1.000x at 16K and
 // 1.008x at 32K, inside each build's spread: neutral, kept for the barrier instructions it drops. At d = 128,
 // dropping the turns of a tile's first S and last P V alone (freeturns) gained 0.2-0.4%, noise, so d = 128 keeps
-// them all.
-bool takes_turns(const Variant &v) { return v.d_qk != kWideHeadDimQK; }
+// them all. Three consumers take no turns either: each warpgroup's products wait for its own softmax anyway.
+bool takes_turns(const Variant &v) { return v.d_qk != kWideHeadDimQK && v.consumers == kPairedConsumers; }
+// Three consumers run their products and softmax one after the other, S on the P V accumulator's registers.
+bool serialized(const Variant &v) { return v.consumers == kSerialConsumers; }
 // A K-major swizzled operand ignores the leading byte offset; one unit goes there, as CUTLASS writes it.
 constexpr uint64_t kUnusedLeading = 1;
 constexpr uint64_t kDescUnit = 16;
@@ -126,7 +128,10 @@ void WgmmaEmitter::consumer_setup() {
   }
   for (int i = 0; i < kORegs; ++i) o[size_t(i)] = b.reg(Type::kF32, indexed("o", i));
   for (int i = 0; i < kAccRegs; ++i) acc[size_t(i)] = b.reg(Type::kF32, indexed("acc", i));
-  for (int i = 0; i < kScoreRegs; ++i) s[size_t(i)] = b.reg(Type::kF32, indexed("s", i));
+  // Serialized, S is written only after the fold has read acc: it takes acc's registers (the budget of three
+  // consumers holds O, acc and P, not S as well).
+  for (int i = 0; i < kScoreRegs; ++i)
+    s[size_t(i)] = serialized(variant) ? acc[size_t(i)] : b.reg(Type::kF32, indexed("s", i));
   for (int i = 0; i < kPRegs; ++i) pk[size_t(i)] = b.reg(Type::kB32, indexed("p", i));
   if (variant.split_p)
     for (int i = 0; i < kPRegs; ++i) pk_lo[size_t(i)] = b.reg(Type::kB32, indexed("p_lo", i));
@@ -147,13 +152,14 @@ void WgmmaEmitter::scores(Reg k_stage) {
   b.mad_lo(k_base, stage64, imm(layout.k_bytes / int(kDescUnit)), k_desc);
   for (int kk = 0; kk < layout.qk_steps; ++kk) {
     const int steps_per_block = layout.qk_block_bytes / kMmaK;
-    const int offset =
-        (kk / steps_per_block) * nx::kQueryTile * layout.qk_block_bytes + (kk % steps_per_block) * kMmaK;
-    static_assert(nx::kQueryTile == nx::kKeyBlock, "Q and K column blocks have the same row count");
+    // Column block kk / steps_per_block of Q (tile_rows rows) and of K (a key block's rows).
+    const int column = (kk % steps_per_block) * kMmaK;
+    const int q_offset = (kk / steps_per_block) * layout.tile_rows * layout.qk_block_bytes + column;
+    const int k_offset = (kk / steps_per_block) * nx::kKeyBlock * layout.qk_block_bytes + column;
     const Reg a = b.temp(Type::kU64, "q_desc_k");
     const Reg bd = b.temp(Type::kU64, "k_desc_k");
-    b.add(a, q_desc, imm(offset / int(kDescUnit)));
-    b.add(bd, k_base, imm(offset / int(kDescUnit)));
+    b.add(a, q_desc, imm(q_offset / int(kDescUnit)));
+    b.add(bd, k_base, imm(k_offset / int(kDescUnit)));
     b.wgmma_e4m3(std::vector<Reg>(s.begin(), s.end()), a, bd, kk == 0 ? p_false : p_true);
   }
 }
@@ -192,11 +198,20 @@ void WgmmaEmitter::release(int which, Reg stage) {
 
 // ---- the softmax
 void WgmmaEmitter::mask_diagonal() {
-  // Key 8 i + 2 t + e of the tile's diagonal block survives iff it is <= the row: 8 i + e <= diag_limit =
-  // row - 2 t. Formed here, not per tile: the key loop has no register to spare.
+  // Key 8 i + 2 t + e of the consumer's diagonal block survives iff it is <= the row: 8 i + e <= diag_limit =
+  // row - 2 t, the row counted from the block's first key. Formed here, not per tile: the key loop has no
+  // register to spare.
   std::array<Reg, 2> diag_limit;
   const Reg two_col = b.temp(Type::kS32, "two_col");
   b.shl(two_col, quad_col, imm(1));
+  if (layout.tile_rows != nx::kKeyBlock) {  // the tile's first row is not the block's first key
+    const Reg block_key0 = b.temp(Type::kS32, "block_key0");
+    b.shl(block_key0, last_block, imm(7));
+    static_assert(nx::kKeyBlock == 1 << 7, "key0 = block << 7");
+    const Reg shift = b.temp(Type::kS32, "diag_shift");
+    b.sub(shift, tile_row0(), block_key0);
+    b.sub(two_col, two_col, shift);
+  }
   for (int h = 0; h < 2; ++h) {
     diag_limit[size_t(h)] = b.temp(Type::kS32, "diag_limit");
     b.sub(diag_limit[size_t(h)], tile_row[size_t(h)], two_col);
@@ -352,6 +367,18 @@ Reg WgmmaEmitter::split_p_lo(Reg p1, Reg p0, Reg hi) {
 
 // ---- one query tile
 void WgmmaEmitter::consumer_tile() {
+  const bool spans_blocks = layout.tile_rows != nx::kKeyBlock;
+  if (spans_blocks) {
+    const Reg first_row = b.temp(Type::kS32, "consumer_first_row");
+    b.mad_lo(first_row, consumer, imm(kRowsPerConsumer), tile_row0());
+    // This consumer's last block: its last row's. A consumer whose rows all lie past the sequence (in the last
+    // tile, where seqlen is not a multiple of 192) stops after block 0 and only hands the rest back below.
+    const Reg last_row = b.temp(Type::kS32, "consumer_last_row");
+    b.add(last_row, first_row, imm(kRowsPerConsumer - 1));
+    const Reg idle = b.temp(Type::kPred, "rows_past_seqlen");
+    b.setp(idle, Cmp::kGe, Type::kS32, first_row, param(Type::kS32, offsetof(Fp8AttentionParams, seqlen), "seqlen"));
+    b.selp(last_block, imm(0), last_key_block(last_row), idle);
+  }
   emit_score_constants(b, batch, kv_head, c, lean_scale, v_descale);
   for (Reg r : o) b.mov(r, f32(0.0f));
   for (Reg r : l) b.mov(r, f32(0.0f));
@@ -387,7 +414,7 @@ void WgmmaEmitter::consumer_tile() {
   };
   auto mask_if_diagonal = [&](Reg kb) {
     const Reg diagonal = b.temp(Type::kPred, "diagonal");
-    b.setp(diagonal, Cmp::kEq, Type::kS32, kb, tile);
+    b.setp(diagonal, Cmp::kEq, Type::kS32, kb, last_block);
     if_(diagonal, false, [&] {
       release(kQEmpty, Reg{});
       mask_diagonal();
@@ -405,14 +432,26 @@ void WgmmaEmitter::consumer_tile() {
   mask_if_diagonal(kb);
   softmax(/*first_block=*/true);
 
-  // Blocks 1 .. tile: S_kb and acc = P_{kb-1} V_{kb-1} in one turn; then fold, softmax, codes.
+  // Blocks 1 .. last_block: S_kb and acc = P_{kb-1} V_{kb-1} in one turn; then fold, softmax, codes.
   const int last_pv = b.new_label("LAST_PV");
   const int key_loop = b.new_label("KEY_LOOP");
   b.add(kb, kb, imm(1));
-  b.bra_if(Cmp::kGt, Type::kS32, kb, tile, last_pv, "single_block");
+  b.bra_if(Cmp::kGt, Type::kS32, kb, last_block, last_pv, "single_block");
   b.place(key_loop);
   wait_turn();
-  if (variant.split_p) {
+  if (serialized(variant)) {
+    // P V and its fold, then S (into acc's registers, which the fold has read) and its softmax: nothing of
+    // this warpgroup's own is in flight during its softmax; the other two warpgroups' products are.
+    issue_pv();
+    b.wgmma_wait(0);
+    pv_done();
+    fold();
+    issue_scores();
+    b.wgmma_wait(0);
+    scores_done();
+    mask_if_diagonal(kb);
+    softmax(/*first_block=*/false);
+  } else if (variant.split_p) {
     // Split P's two chains read 32 registers of codes: with S's and the accumulator's 132 in flight too, the
     // consumer's budget spills. So P V goes first and completes (its codes die) before S is issued.
     issue_pv();
@@ -453,7 +492,7 @@ void WgmmaEmitter::consumer_tile() {
     // are the same in every thread of the CTA, so all four warps reach the wait together), keeps the max
     // and the early steps above: m, which the max writes, and S, which they rewrite in place, are read again
     // at BLOCK_MAX. (Taken, it would rerun them on the rewritten S: it must stay never taken.)
-    b.bra_if(Cmp::kGt, Type::kS32, kb, tile, max_start, "kb_past_tile");
+    b.bra_if(Cmp::kGt, Type::kS32, kb, last_block, max_start, "kb_past_tile");
     b.wgmma_wait(0);
     pv_done();
     fold();  // with the previous block's unscale, which unscales then replaces
@@ -465,7 +504,7 @@ void WgmmaEmitter::consumer_tile() {
     rescale_o(scale);
   }
   b.add(kb, kb, imm(1));
-  b.bra_if(Cmp::kLe, Type::kS32, kb, tile, key_loop, "more_keys");
+  b.bra_if(Cmp::kLe, Type::kS32, kb, last_block, key_loop, "more_keys");
 
   // The last P V.
   b.place(last_pv);
@@ -475,11 +514,31 @@ void WgmmaEmitter::consumer_tile() {
   b.wgmma_wait(0);
   pv_done();
   fold();
+  if (spans_blocks) {
+    // The tile's later rows see more key blocks (one, or all but block 0 for a consumer past the sequence):
+    // wait for their copies and hand them back, so that every consumer's rings stay in step with the
+    // producer's. (An arrival before the full barrier's phase completes could count toward the stage's
+    // previous use, whose empty phase may still be open.)
+    const Reg tile_last_row = b.temp(Type::kS32, "tile_last_row");
+    b.add(tile_last_row, tile_row0(), imm(layout.tile_rows - 1));
+    const Reg tile_last = last_key_block(tile_last_row);
+    const int drain = b.new_label("DRAIN");
+    const int drained = b.new_label("DRAINED");
+    b.place(drain);
+    b.bra_if(Cmp::kGt, Type::kS32, kb, tile_last, drained, "rows_done");
+    b.mbar_wait(barrier(kKFull, k_ring.index), k_ring.phase);
+    scores_done();
+    b.mbar_wait(barrier(kVtFull, vt_ring.index), vt_ring.phase);
+    pv_done();
+    b.add(kb, kb, imm(1));
+    b.bra(drain);
+    b.place(drained);
+  }
   epilogue();
 }
 
 void WgmmaEmitter::epilogue() {
-  TileRows t{batch, head, tile, quad_col, v_descale, tile_row, m, l, kDv / 8, {}};
+  TileRows t{batch, head, tile, quad_col, v_descale, tile_row, m, l, kDv / 8, {}, layout.tile_rows};
   t.o = [&](int chunk, int row, int col) { return o[size_t(reg_of(chunk, row, col))]; };
   emit_store_tile(b, t);
 }

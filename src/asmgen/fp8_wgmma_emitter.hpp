@@ -2,12 +2,14 @@
 // registers that live across stages, and one method per stage. fp8_wgmma_schedule.cpp strings them
 // together; fp8_wgmma_producer.cpp and fp8_wgmma_consumer.cpp write them.
 //
-// The CTA is three warpgroups over one query tile of 128 rows at a time (the plan's persistent job loop):
+// The CTA is a producer and two or three consumer warpgroups over one query tile of 64 rows per consumer at a
+// time (the plan's persistent job loop):
 //   producer   thread 0 issues TMA copies of Q, K and V into rings of shared buffers (mbarriers); all
 //              four warps transpose each V block into V^T (keys contiguous), the K-major B operand that
 //              an e4m3 wgmma needs, in the key order that makes P's registers the A operand as they are
 //   consumers  two warpgroups of 64 rows each take turns at the tensor cores (named barriers; at d_qk = 192
-//              each issues when ready, without turns):
+//              each issues when ready, without turns); or three, each issuing when ready, whose products and
+//              softmax run one after the other within the warpgroup (Variant::consumers):
 //              S = Q K^T (wgmma, both operands in shared memory), softmax and P codes in registers while
 //              the other warpgroup's products run, O += P V^T (wgmma, A from registers)
 // V^T carries 8 extra rows of ones: the product's columns 128..135 are then the row sums of exactly the
@@ -42,19 +44,22 @@ namespace nx = zyfa::numerics;
 constexpr int kWarpSize = 32;
 constexpr int kWarpgroupThreads = 128;
 constexpr int kWarpsPerWarpgroup = 4;
-constexpr int kConsumers = 2;
-constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;
-constexpr int kConsumerWarps = kConsumers * kWarpsPerWarpgroup;  // arrivals that hand a buffer back
+constexpr int threads(int consumers) { return (1 + consumers) * kWarpgroupThreads; }
+constexpr int kPairedConsumers = 2;  // the ping-pong schedule's
+constexpr int kSerialConsumers = 3;  // the serialized schedule's
 // Register budgets (setmaxnreg): the producer's transposition needs a few dozen; consumers hold O (64),
 // S (64) and the P V accumulator (68) at once, plus P (16), addresses and the recurrence's state.
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
 constexpr int kRegisterFile = 65536;
 // setmaxnreg moves registers within the CTA's pool, which is what the launch allocated: ptxas's per-thread
-// count for 384 threads (the register file over the threads, in units of 8) times the threads. A budget
+// count for the CTA's threads (the register file over the threads, in units of 8) times the threads. A budget
 // over the pool blocks setmaxnreg.inc forever, with no error.
-constexpr int kLaunchRegisters = (kRegisterFile / kThreads) / 8 * 8;
-static_assert(kProducerRegisters + kConsumers * kConsumerRegisters <= (1 + kConsumers) * kLaunchRegisters,
+constexpr int launch_registers(int consumers) { return (kRegisterFile / threads(consumers)) / 8 * 8; }
+constexpr bool budget_fits(int producer, int consumer, int consumers) {
+  return producer + consumers * consumer <= (1 + consumers) * launch_registers(consumers);
+}
+static_assert(budget_fits(kProducerRegisters, kConsumerRegisters, kPairedConsumers),
               "the three warpgroups' budgets must fit the registers the launch allocated");
 // A producer that only copies (vt_prepass: one thread issues TMA) needs the least setmaxnreg allows, and the
 // consumers can take the rest. Measured on the H200 (bench/NOTES.md, session 16): 1.03x at mha-d192 4K and
@@ -62,18 +67,24 @@ static_assert(kProducerRegisters + kConsumers * kConsumerRegisters <= (1 + kCons
 // only.
 constexpr int kCopyProducerRegisters = 24;
 constexpr int kWideConsumerRegisters = 240;
-static_assert(kCopyProducerRegisters + kConsumers * kWideConsumerRegisters <= (1 + kConsumers) * kLaunchRegisters,
+static_assert(budget_fits(kCopyProducerRegisters, kWideConsumerRegisters, kPairedConsumers),
               "the three warpgroups' budgets must fit the registers the launch allocated");
+// Three consumers (vt_prepass only: its producer only copies) share what is left: O (64), the P V accumulator
+// (68), on whose registers S lands, P (16) and the row state, with no second S or accumulator in flight.
+constexpr int kSerialConsumerRegisters = 160;
+static_assert(budget_fits(kCopyProducerRegisters, kSerialConsumerRegisters, kSerialConsumers),
+              "the four warpgroups' budgets must fit the registers the launch allocated");
 struct RegisterBudget {
   int producer, consumer;
 };
-constexpr RegisterBudget register_budget(bool vt_prepass, int d_qk) {
+constexpr RegisterBudget register_budget(bool vt_prepass, int d_qk, int consumers) {
+  if (consumers == kSerialConsumers) return {kCopyProducerRegisters, kSerialConsumerRegisters};
   return vt_prepass && d_qk == 192 ? RegisterBudget{kCopyProducerRegisters, kWideConsumerRegisters}
                                    : RegisterBudget{kProducerRegisters, kConsumerRegisters};
 }
 
 // ---- the products
-constexpr int kRowsPerConsumer = nx::kQueryTile / kConsumers;  // 64: the M of wgmma
+constexpr int kRowsPerConsumer = 64;  // the M of wgmma
 constexpr int kMmaK = 32;                                       // e4m3 wgmma: k32, 32 bytes of a row
 constexpr int kDv = 128;
 constexpr int kOnesRows = 8;             // rows of 1.0 appended to V^T: an n8 of row sums
@@ -85,8 +96,8 @@ constexpr int kChunks = nx::kKeyBlock / 8;     // n8 column chunks of S
 constexpr int kPvSteps = nx::kKeyBlock / kMmaK;
 constexpr int kPRegs = 4 * kPvSteps;           // A fragments: 4 registers of 4 codes per k32 step
 constexpr int kRowSumReg = 4 * (kDv / 8);      // the row-sum chunk: register 64 (row g), 66 (row g + 8)
-static_assert(kRowsPerConsumer == 64, "one wgmma M per consumer warpgroup");
-static_assert(nx::kKeyBlock == nx::kQueryTile, "the diagonal of a query tile must be exactly one key block");
+static_assert(nx::kKeyBlock == 2 * kRowsPerConsumer,
+              "a consumer's 64 rows start at 0 or 64 within a key block: its diagonal lies in one block");
 static_assert(kPvN % 8 == 0 && kPvN <= 256, "the N of an e4m3 wgmma");
 static_assert(kVtDims == kDv && kVtWarps == kWarpsPerWarpgroup, "the producer warpgroup transposes V");
 
@@ -114,6 +125,7 @@ struct SharedLayout {
   int qk_blocks = 0;       // column blocks of a Q or K row
   int qk_steps = 0;      // k32 steps of S = Q K^T
   int q = 0, k = 0, v = 0, vt = 0, barriers = 0;  // offsets from the 1024-aligned base
+  int tile_rows = 0;     // query rows of a tile: 64 per consumer; Q's column blocks hold this many rows
   int q_bytes = 0, k_bytes = 0, v_bytes = 0, vt_bytes = 0;  // one buffer each
   int bytes = 0;         // what the launch asks for, with the alignment slack
 };
@@ -156,6 +168,12 @@ class WgmmaEmitter {
   Builder b;
   const Variant variant;
   const SharedLayout layout;
+  const int consumer_warps;  // arrivals that hand a buffer back
+
+  // The first query row of the tile, and the last key block that rows up to `last_row` see: that row's
+  // block, or the sequence's last if that comes first (temporaries).
+  Reg tile_row0(const char *name = "row0");
+  Reg last_key_block(Reg last_row);
 
   // ---- every thread
   Reg tid, warpgroup, warp, lane, smem;  // warp: within the warpgroup; smem: the 1024-aligned base
@@ -164,6 +182,9 @@ class WgmmaEmitter {
   // ---- the job loop
   Reg job_index, tile_next;
   Reg batch, head, tile, kv_head;
+  // The tile's last key block for the producer (every consumer's) and for this consumer: `tile` itself with
+  // two consumers (the tile is one key block), registers set per tile with three.
+  Reg producer_last_block, last_block;
 
   // ---- producer
   Reg issuer;        // thread 0: issues the copies
@@ -172,7 +193,7 @@ class WgmmaEmitter {
   VtTransposeLanes vt_lanes;  // this lane's V and V^T addresses and PRMT selectors (fp8_vt_transpose.hpp)
 
   // ---- consumers
-  Reg consumer;                  // 0 or 1
+  Reg consumer;                  // 0 .. consumers - 1
   Reg turn_mine, turn_other;     // named barrier ids (unset where the variant takes no turns)
   Reg quad_row, quad_col;        // lane / 4, lane % 4
   std::array<Reg, 2> tile_row;   // rows of the thread's two accumulator rows within the tile

@@ -30,12 +30,10 @@ void WgmmaEmitter::issue_q() {
   b.mbar_wait(barrier(kQEmpty), parity);
   const Reg full = barrier(kQFull);
   b.mbar_arrive_expect_tx(full, layout.q_bytes);
-  const Reg row0 = b.temp(Type::kS32, "q_row0");
-  b.shl(row0, tile, imm(7));
-  static_assert(nx::kQueryTile == 1 << 7, "row0 = tile << 7");
+  const Reg row0 = tile_row0("q_row0");
   for (int cb = 0; cb < layout.qk_blocks; ++cb) {
     const Reg dst = b.temp(Type::kU32, "q_dst");
-    b.add(dst, smem, imm(layout.q + cb * nx::kQueryTile * layout.qk_block_bytes));
+    b.add(dst, smem, imm(layout.q + cb * layout.tile_rows * layout.qk_block_bytes));
     b.tma_load_4d(dst, tensor_map(offsetof(Fp8AttentionParams, q_map)), {imm(cb * layout.qk_block_bytes), row0, head, batch}, full, imm(int64_t(kEvictFirst)));
   }
 }
@@ -94,7 +92,7 @@ void WgmmaEmitter::issue_tile_copies() {
   if_(issuer, false, [&] { issue_kv(kb); });
   advance(issue_ring);
   b.add(kb, kb, imm(1));
-  b.bra_if(Cmp::kLe, Type::kS32, kb, tile, loop, "again");
+  b.bra_if(Cmp::kLe, Type::kS32, kb, producer_last_block, loop, "again");
 }
 
 void WgmmaEmitter::transpose_v() {
@@ -117,6 +115,11 @@ void WgmmaEmitter::transpose_v() {
 }
 
 void WgmmaEmitter::producer_tile() {
+  if (layout.tile_rows != nx::kKeyBlock) {
+    const Reg last_row = b.temp(Type::kS32, "tile_last_row");
+    b.add(last_row, tile_row0(), imm(layout.tile_rows - 1));
+    b.mov(producer_last_block, last_key_block(last_row));
+  }
   if (variant.vt_prepass) {
     issue_tile_copies();
     return;
@@ -134,7 +137,7 @@ void WgmmaEmitter::producer_tile() {
   const int loop = b.new_label("PRODUCER_KEYS");
   b.place(loop);
   const Reg more = b.temp(Type::kPred, "more_blocks");
-  b.setp(more, Cmp::kLt, Type::kS32, kb, tile);
+  b.setp(more, Cmp::kLt, Type::kS32, kb, producer_last_block);
   if_(more, false, [&] {
     if_(issuer, false, [&] {
       const Reg next = b.temp(Type::kS32, "next_block");
@@ -145,7 +148,7 @@ void WgmmaEmitter::producer_tile() {
   });
   transpose_v();
   b.add(kb, kb, imm(1));
-  b.bra_if(Cmp::kLe, Type::kS32, kb, tile, loop, "again");
+  b.bra_if(Cmp::kLe, Type::kS32, kb, producer_last_block, loop, "again");
 }
 
 }  // namespace zyfa::asmgen::fp8w

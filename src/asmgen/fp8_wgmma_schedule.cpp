@@ -7,7 +7,9 @@
 //       per key block kb: K and V of block kb + 1 by TMA (thread 0, one block ahead), then the four warps
 //                         transpose V_kb into V^T_kb; or, where the call wrote V^T into its workspace first
 //                         (vt_prepass), thread 0 alone copies K_kb and V^T_kb by TMA
-//   consumers (warpgroups 1 and 2, setmaxnreg.inc), per query tile:
+//   consumers (warpgroups 1 and 2, setmaxnreg.inc), per query tile (with three consumers, warpgroups 1-3 each
+//   run P V, its fold, S and the softmax one after the other, and a consumer whose rows end a key block before
+//   the tile's last only waits for and hands back that block's buffers):
 //       block 0:      S_0 = Q K_0^T; softmax; P_0 codes
 //       block kb > 0: S_kb = Q K_kb^T and O += P_{kb-1} V^T_{kb-1} issued together in this warpgroup's turn;
 //                     softmax of S_kb (the diagonal block masked) while P V runs; O rescaled when the
@@ -30,7 +32,8 @@ SharedLayout shared_layout(const Variant &v) {
   L.qk_block_bytes = fp8_qk_block_bytes(v.d_qk);
   L.qk_blocks = v.d_qk / L.qk_block_bytes;
   L.qk_steps = v.d_qk / kMmaK;
-  L.q_bytes = nx::kQueryTile * v.d_qk;
+  L.tile_rows = query_tile_rows(v);
+  L.q_bytes = L.tile_rows * v.d_qk;
   L.k_bytes = nx::kKeyBlock * v.d_qk;
   L.v_bytes = v.vt_prepass ? 0 : nx::kKeyBlock * kVRowBytes;  // V as TMA lands it, for the transposition
   L.vt_bytes = kPvN * kVRowBytes;
@@ -46,8 +49,15 @@ SharedLayout shared_layout(const Variant &v) {
   return L;
 }
 
-WgmmaEmitter::WgmmaEmitter(Program &program, const Variant &v) : b(program), variant(v), layout(shared_layout(v)) {
+WgmmaEmitter::WgmmaEmitter(Program &program, const Variant &v)
+    : b(program), variant(v), layout(shared_layout(v)), consumer_warps(v.consumers * kWarpsPerWarpgroup) {
   if (v.d_qk % fp8_qk_block_bytes(v.d_qk) != 0 || v.d_v != kDv) throw std::logic_error("fp8 wgmma: unsupported head dims");
+  if (v.consumers != kPairedConsumers && v.consumers != kSerialConsumers)
+    throw std::logic_error("fp8 wgmma: two or three consumer warpgroups");
+  // Three consumers fit the register file only with the copying producer's budget, and split P's second set
+  // of codes would not fit theirs.
+  if (v.consumers == kSerialConsumers && (!v.vt_prepass || v.split_p))
+    throw std::logic_error("fp8 wgmma: three consumers need the V^T workspace and one P rounding");
   // The producer's thread 0 waits for the buffer of block kb + 1 before its warp transposes block kb: with
   // one stage that buffer is block kb's, and the CTA would deadlock.
   if (layout.stages < 2) throw std::logic_error("fp8 wgmma: shared memory holds fewer than two stages");
@@ -68,6 +78,26 @@ WgmmaEmitter::WgmmaEmitter(Program &program, const Variant &v) : b(program), var
   head = b.reg(Type::kS32, "head");
   tile = b.reg(Type::kS32, "tile");
   kv_head = b.reg(Type::kS32, "kv_head");
+  const bool one_block_tiles = layout.tile_rows == nx::kKeyBlock;
+  producer_last_block = one_block_tiles ? tile : b.reg(Type::kS32, "producer_last_block");
+  last_block = one_block_tiles ? tile : b.reg(Type::kS32, "last_block");
+}
+
+Reg WgmmaEmitter::tile_row0(const char *name) {
+  const Reg row0 = b.temp(Type::kS32, name);
+  if (layout.tile_rows == 1 << 7) b.shl(row0, tile, imm(7));
+  else b.mul_lo(row0, tile, imm(layout.tile_rows));
+  return row0;
+}
+
+Reg WgmmaEmitter::last_key_block(Reg last_row) {
+  const Reg last = b.temp(Type::kS32, "last_key_block");
+  const Reg seq_last = b.temp(Type::kS32, "seq_last_key");
+  b.sub(seq_last, param(Type::kS32, offsetof(Fp8AttentionParams, seqlen), "seqlen"), imm(1));
+  b.min(last, last_row, seq_last);
+  b.shr(last, last, imm(7));
+  static_assert(nx::kKeyBlock == 1 << 7, "block = key >> 7");
+  return last;
 }
 
 Reg WgmmaEmitter::param(Type type, size_t offset, const char *name) { return load_param(b, type, offset, name); }
@@ -133,10 +163,10 @@ void WgmmaEmitter::kernel_setup() {
   if_(first, false, [&] {
     for (size_t field : {offsetof(P, q_map), offsetof(P, k_map), offsetof(P, v_map)}) b.prefetch_tensormap(tensor_map(field));
     b.mbar_init(barrier(kQFull), 1);
-    b.mbar_init(barrier(kQEmpty), kConsumerWarps);
+    b.mbar_init(barrier(kQEmpty), consumer_warps);
     for (int st = 0; st < layout.stages; ++st) {
       b.mbar_init(barrier(kKFull + st), 1);
-      b.mbar_init(barrier(kKEmpty + st), kConsumerWarps);
+      b.mbar_init(barrier(kKEmpty + st), consumer_warps);
       if (variant.vt_prepass) {
         b.mbar_init(barrier(kVtFull + st), 1);  // the issuer's expect-tx; TMA completes it
       } else {
@@ -144,7 +174,7 @@ void WgmmaEmitter::kernel_setup() {
         b.mbar_init(barrier(kVEmpty + st), kWarpgroupThreads);
         b.mbar_init(barrier(kVtFull + st), kWarpgroupThreads);  // every transposing thread
       }
-      b.mbar_init(barrier(kVtEmpty + st), kConsumerWarps);
+      b.mbar_init(barrier(kVtEmpty + st), consumer_warps);
     }
     b.fence_mbarrier_init();
   });
@@ -172,7 +202,7 @@ void WgmmaEmitter::for_each_tile(const std::function<void()> &tile_body) {
 
 Program build_fp8_wgmma_attention(const Variant &v) {
   using fp8w::WgmmaEmitter;
-  Program prog = fp8_attention_program(v, fp8w::kThreads, fp8w::shared_layout(v).bytes);
+  Program prog = fp8_attention_program(v, fp8w::threads(v.consumers), fp8w::shared_layout(v).bytes);
   WgmmaEmitter e(prog, v);
   Builder &b = e.b;
 
@@ -184,7 +214,7 @@ Program build_fp8_wgmma_attention(const Variant &v) {
     auto g = b.unless(is_producer);
     b.bra(consumers);
   }
-  const fp8w::RegisterBudget budget = fp8w::register_budget(v.vt_prepass, v.d_qk);
+  const fp8w::RegisterBudget budget = fp8w::register_budget(v.vt_prepass, v.d_qk, v.consumers);
   b.setmaxnreg(/*grow=*/false, budget.producer);
   e.producer_setup();
   if (v.vt_prepass) {  // only thread 0 has work, the copies: warps 1-3 leave (whole warps exit together)

@@ -1,6 +1,7 @@
 // zyfa_asmgen: writes the FP8 attention kernels as PTX at build time.
 //   zyfa_asmgen DIR    writes DIR/<variant>.ptx for every variant and DIR/manifest.txt, one line per variant:
 //                      name entry threads dynamic_shared_memory_bytes d_qk d_v lean_p schedule split_p vt_prepass
+//                      query_tile_rows
 // The build assembles each PTX with ptxas and embeds the cubins with the manifest's metadata
 // (cmake/build_code_objects.cmake).
 #include <cstdio>
@@ -39,7 +40,7 @@ int main(int argc, char **argv) {
       manifest += v.name + " " + prog.entry + " " + std::to_string(prog.threads) + " " +
                   std::to_string(prog.dynamic_smem_bytes) + " " + std::to_string(v.d_qk) + " " +
                   std::to_string(v.d_v) + " " + (v.lean_p ? "1" : "0") + " " + schedule_name(v.schedule) + " " +
-                  (v.split_p ? "1" : "0") + " " + (v.vt_prepass ? "1" : "0") + "\n";
+                  (v.split_p ? "1" : "0") + " " + (v.vt_prepass ? "1" : "0") + " " + std::to_string(query_tile_rows(v)) + "\n";
     } catch (const std::exception &e) {
       std::fprintf(stderr, "zyfa_asmgen: %s: %s\n", v.name.c_str(), e.what());
       return 1;

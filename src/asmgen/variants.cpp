@@ -21,10 +21,16 @@ const std::vector<Variant> &variants() {
       {"fp8_wgmma_d128_split", 128, 128, false, Schedule::kWgmma, /*split_p=*/true},
       {"fp8_wgmma_d192_split", 192, 128, false, Schedule::kWgmma, /*split_p=*/true},
       // The default P roundings, reading V^T from the call's workspace (zyfa_attn_desc.workspace).
-      {"fp8_wgmma_d128_vt", 128, 128, numerics::uses_lean_p(128), Schedule::kWgmma, false, /*vt_prepass=*/true},
+      {"fp8_wgmma_d128_vt", 128, 128, numerics::uses_lean_p(128), Schedule::kWgmma, false, /*vt_prepass=*/true,
+       /*consumers=*/3},
       {"fp8_wgmma_d192_vt", 192, 128, numerics::uses_lean_p(192), Schedule::kWgmma, false, /*vt_prepass=*/true},
   };
   return table;
+}
+
+int query_tile_rows(const Variant &v) {
+  constexpr int kRowsPerConsumer = 64;  // the M of a wgmma
+  return v.schedule == Schedule::kWgmma ? kRowsPerConsumer * v.consumers : numerics::kQueryTile;
 }
 
 const char *schedule_name(Schedule s) { return s == Schedule::kWgmma ? "wgmma" : "mma_sync"; }

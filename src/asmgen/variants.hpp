@@ -24,7 +24,15 @@ struct Variant {
   // wgmma only: the producer copies V^T that the call wrote into its workspace before the kernel
   // (src/kernels/fp8_vt_layout.h) by TMA, instead of transposing each V block.
   bool vt_prepass = false;
+  // wgmma only: consumer warpgroups of 64 rows each, so a query tile of 64 * consumers rows. Three fit the
+  // register file only serialized (S on the P V accumulator's registers, 160 each), so only where that schedule
+  // leaves ptxas nothing to spill (fp8_wgmma_emitter.hpp).
+  int consumers = 2;
 };
+
+// Query rows per tile of the variant's job table: 64 per consumer warpgroup (wgmma), numerics::kQueryTile
+// (mma.sync).
+int query_tile_rows(const Variant &v);
 
 const std::vector<Variant> &variants();
 // nullptr when there is no variant of that name.

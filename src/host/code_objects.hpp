@@ -17,6 +17,7 @@ struct CodeObject {
   bool split_p;            // exact P plus its e4m3 residual in a second P V product (ZYFA_P_ROUNDING_SPLIT)
   bool wgmma;              // the TMA + wgmma schedule (true) or the mma.sync one
   bool vt_prepass;         // wgmma: reads V^T from the call's workspace (src/kernels/fp8_vt_layout.h)
+  int query_tile_rows;     // rows per query tile of the job table the kernel walks
   const unsigned char *image;
   size_t image_bytes;
 };

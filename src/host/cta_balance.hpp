@@ -20,7 +20,8 @@
 
 namespace zyfa {
 
-// Key blocks a job covers (a causal tile t spans t + 1 key blocks): the work the balance evens out.
+// Key blocks a job covers (a causal tile t of 128 rows spans t + 1 key blocks; one of 192 rows about 1.5 (t + 1),
+// the same proportions): the work the balance evens out.
 int64_t job_blocks(const Job &job);
 
 // Rewrites *table (pairs and singles, as build_job_table makes them) for a strided walk over `grid` CTAs.

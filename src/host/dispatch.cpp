@@ -29,6 +29,8 @@ struct KernelChoice {
   // many such clusters the current context holds at once (a cudaError_t value). nullptr: one head per job.
   int (*heads_per_job)(const Problem &) = nullptr;
   int (*max_active_clusters)(const Problem &, int heads_per_job, int *clusters) = nullptr;
+  // Query rows per tile of the job table the kernel walks. nullptr: numerics::kQueryTile.
+  int (*query_tile_rows)(const Problem &) = nullptr;
 };
 
 bool always(const Problem &) { return true; }
@@ -38,7 +40,8 @@ const KernelChoice kKernels[] = {
      kernels::launch_bf16_attention, nullptr, kernels::bf16_attention_heads_per_job,
      kernels::bf16_attention_max_active_clusters},
     {"fp8 asm attention (wgmma)", kernels::fp8_wgmma_attention_supports, kernels::fp8_attention_ctas_per_sm,
-     kernels::launch_fp8_wgmma_attention, kernels::prepare_fp8_wgmma_attention},
+     kernels::launch_fp8_wgmma_attention, kernels::prepare_fp8_wgmma_attention, nullptr, nullptr,
+     kernels::fp8_wgmma_query_tile_rows},
     {"fp8 asm attention (mma.sync)", kernels::fp8_asm_attention_supports, kernels::fp8_attention_ctas_per_sm,
      kernels::launch_fp8_asm_attention, kernels::prepare_fp8_asm_attention},
     {"fallback attention", always, kernels::fallback_ctas_per_sm, kernels::launch_fallback_attention},
@@ -69,9 +72,10 @@ zyfa_status check_split_p(const Problem &problem, const KernelChoice &kernel) {
 // launch there would fail rather than run); and the grid capped at the clusters it holds at once. Asked once per
 // device, context, kernel and head dim (a failed query is asked again next call).
 GridShape grid_shape(const KernelChoice &kernel, const Problem &problem, int device) {
+  const int rows = kernel.query_tile_rows ? kernel.query_tile_rows(problem) : numerics::kQueryTile;
   const int preferred = kernel.heads_per_job ? kernel.heads_per_job(problem) : 1;
-  if (preferred == 1 || kernel.max_active_clusters == nullptr) return GridShape{kernel.ctas_per_sm(), preferred};
-  const GridShape unpaired{kernel.ctas_per_sm(), 1};
+  if (preferred == 1 || kernel.max_active_clusters == nullptr) return GridShape{kernel.ctas_per_sm(), preferred, 0, rows};
+  const GridShape unpaired{kernel.ctas_per_sm(), 1, 0, rows};
   unsigned long long context = 0;
   if (cuda::current_context_id(&context) != 0) return unpaired;
   static std::mutex mutex;
@@ -88,7 +92,7 @@ GridShape grid_shape(const KernelChoice &kernel, const Problem &problem, int dev
     std::lock_guard<std::mutex> lock(mutex);
     held.emplace(key, clusters);
   }
-  return clusters > 0 ? GridShape{kernel.ctas_per_sm(), preferred, clusters} : unpaired;
+  return clusters > 0 ? GridShape{kernel.ctas_per_sm(), preferred, clusters, rows} : unpaired;
 }
 
 }  // namespace

@@ -51,8 +51,9 @@ static_assert(sizeof(CUtensorMap) == sizeof(asmgen::Fp8TensorMap) &&
               "the parameter block holds CUtensorMaps as bytes");
 
 // The fields of the parameter block that both schedules read, within the kernels' limits: row indices
-// are int32 in the kernel, and rows up to the end of the last tile are formed.
-constexpr int64_t kMaxSeqlen = std::numeric_limits<int32_t>::max() - 2 * numerics::kQueryTile;
+// are int32 in the kernel, and rows up to the end of the last tile are formed (tiles of up to 256 rows).
+constexpr int64_t kMaxTileRows = 256;
+constexpr int64_t kMaxSeqlen = std::numeric_limits<int32_t>::max() - 2 * kMaxTileRows;
 constexpr int64_t kMaxHeads = std::numeric_limits<int32_t>::max();
 // The epilogue (src/asmgen/fp8_recurrence.cpp) writes whole 16-byte chunks of each output row.
 bool within_kernel_limits(const Problem &p) {
@@ -109,8 +110,9 @@ std::array<WgmmaOperand, 3> wgmma_operands(const Problem &p) {
            {"v", p.v, p.batch, p.seqlen, "nheads_k", p.nheads_k, "d_v", p.d_v}}};
 }
 
-// Q and K in boxes of fp8_qk_block_bytes(d_qk) x 128 rows, swizzled as wide; V in 128 x 128 (128-byte
-// swizzle): the wgmma schedule's shared layout (src/asmgen/fp8_wgmma_emitter.hpp).
+// K in boxes of fp8_qk_block_bytes(d_qk) x 128 rows, swizzled as wide, and Q in boxes of as many rows as
+// the kernel's query tile; V in 128 x 128 (128-byte swizzle): the wgmma schedule's shared layout
+// (src/asmgen/fp8_wgmma_emitter.hpp).
 constexpr uint32_t kVBoxBytes = 128, kBoxRows = 128;
 
 }  // namespace
@@ -177,6 +179,11 @@ std::string fp8_wgmma_refusal(const Problem &p) {
 
 int fp8_attention_ctas_per_sm() { return 1; }
 
+int fp8_wgmma_query_tile_rows(const Problem &p) {
+  const CodeObject *object = code_object(p, /*wgmma=*/true);
+  return object != nullptr ? object->query_tile_rows : numerics::kQueryTile;
+}
+
 int64_t fp8_vt_workspace_bytes(const Problem &p) {
   if (p.group() * p.seqlen < kVtPrepassMinGroupKeys) return 0;
   Problem with_vt = p;  // whether the kernel that reads V^T exists for the problem and takes it
@@ -239,7 +246,7 @@ int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule,
   const uint32_t qk_box = uint32_t(asmgen::fp8_qk_block_bytes(int(p.d_qk)));
   const CUtensorMapSwizzle qk_swizzle = qk_box == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
   if (const int e = hopper::encode_head_map(map(params.q_map), p.q, p.batch, p.seqlen, p.nheads, p.d_qk, kByte,
-                                            qk_box, kBoxRows, qk_swizzle))
+                                            qk_box, uint32_t(object.query_tile_rows), qk_swizzle))
     return e;
   if (const int e = hopper::encode_head_map(map(params.k_map), p.k, p.batch, p.seqlen, p.nheads_k, p.d_qk, kByte,
                                             qk_box, kBoxRows, qk_swizzle))

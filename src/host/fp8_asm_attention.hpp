@@ -16,6 +16,8 @@ namespace zyfa::kernels {
 // validated 16-byte granular ones), GQA/MQA, LSE optional, seqlen below 2^31 - 2 tiles.
 bool fp8_asm_attention_supports(const Problem &problem);
 int fp8_attention_ctas_per_sm();
+// Query rows per tile of the wgmma kernel that would run `problem` (its code object's; 128 where none).
+int fp8_wgmma_query_tile_rows(const Problem &problem);
 // Loads the kernel's code object on the current device (once), so that zyfa_attn_prepare does it rather
 // than the first, possibly captured, launch. Returns a cudaError_t value (0 = success).
 int prepare_fp8_asm_attention(const Problem &problem);

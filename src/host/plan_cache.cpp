@@ -47,7 +47,7 @@ Job make_job(int64_t b, int64_t head, int64_t pair, int64_t tiles) {
 }  // namespace
 
 zyfa_status build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int64_t seqlen,
-                            std::vector<Job> *table, JobOrder order) {
+                            std::vector<Job> *table, JobOrder order, int64_t tile_rows) {
   if (batch < 1 || nheads < 1 || nheads_k < 1 || seqlen < 1) {
     return fail(ZYFA_STATUS_BAD_SHAPE,
                 "job table: batch = %lld, nheads = %lld, nheads_k = %lld, seqlen = %lld: each must be >= 1",
@@ -60,7 +60,11 @@ zyfa_status build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int
   if (order != JobOrder::kHeadThenPair && order != JobOrder::kPairThenHead) {
     return fail(ZYFA_STATUS_BAD_ARGUMENT, "job table: order = %d is not a JobOrder", int(order));
   }
-  const int64_t tiles = (seqlen - 1) / numerics::kQueryTile + 1;  // no overflow near INT64_MAX
+  if (tile_rows < 1) {
+    return fail(ZYFA_STATUS_BAD_ARGUMENT, "job table: tile_rows = %lld: a tile holds >= 1 query row",
+                (long long)tile_rows);
+  }
+  const int64_t tiles = (seqlen - 1) / tile_rows + 1;  // no overflow near INT64_MAX
   const int64_t pairs = tiles / 2 + tiles % 2;                    // the middle tile of an odd T counts as one
   int64_t heads_total = 0, n_jobs = 0;
   if (tiles > kMaxInt32Index || __builtin_mul_overflow(batch, nheads, &heads_total) ||
@@ -106,9 +110,10 @@ struct CacheKey {
   int ctas_per_sm = 0;
   int heads_per_job = 1;
   int max_walkers = 0;
+  int tile_rows = 0;
   bool operator==(const CacheKey &o) const {
     return plan == o.plan && ctas_per_sm == o.ctas_per_sm && heads_per_job == o.heads_per_job &&
-           max_walkers == o.max_walkers;
+           max_walkers == o.max_walkers && tile_rows == o.tile_rows;
   }
 };
 
@@ -116,7 +121,7 @@ struct CacheKeyHash {
   size_t operator()(const CacheKey &k) const {
     const int64_t fields[] = {k.plan.device, int64_t(k.plan.dtype), k.plan.d_qk,    k.plan.d_v,
                               k.plan.batch,  k.plan.nheads,         k.plan.nheads_k, k.plan.seqlen,
-                              k.ctas_per_sm, k.heads_per_job, k.max_walkers};
+                              k.ctas_per_sm, k.heads_per_job, k.max_walkers, k.tile_rows};
     size_t h = 0;
     for (int64_t f : fields) {
       // The boost::hash_combine recipe (golden-ratio constant): cheap and spreads small integers.
@@ -267,7 +272,8 @@ struct PlanCache::Impl {
       return fail(ZYFA_STATUS_INTERNAL, "plan cache: heads_per_job = %d does not divide the group of %lld heads",
                   key.heads_per_job, (long long)(k.nheads / k.nheads_k));
     }
-    if (zyfa_status s = build_job_table(k.batch, k.nheads / key.heads_per_job, k.nheads_k, k.seqlen, &table)) {
+    if (zyfa_status s = build_job_table(k.batch, k.nheads / key.heads_per_job, k.nheads_k, k.seqlen, &table,
+                                        kDefaultJobOrder, key.tile_rows)) {
       return s;
     }
     const int sms = backing->memory->multiprocessor_count(k.device);
@@ -342,7 +348,10 @@ zyfa_status PlanCache::acquire(const PlanKey &key, GridShape shape, bool may_bui
     return fail(ZYFA_STATUS_INTERNAL, "plan cache: max_walkers = %d: 0 (no cap) or a count of walkers",
                 shape.max_walkers);
   }
-  const CacheKey cache_key{key, shape.ctas_per_sm, shape.heads_per_job, shape.max_walkers};
+  if (shape.tile_rows < 1) {
+    return fail(ZYFA_STATUS_INTERNAL, "plan cache: tile_rows = %d: a tile holds >= 1 query row", shape.tile_rows);
+  }
+  const CacheKey cache_key{key, shape.ctas_per_sm, shape.heads_per_job, shape.max_walkers, shape.tile_rows};
   EntryList evicted;  // declared before the lock: dropped after it is released
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto found = impl_->index.find(cache_key);

@@ -16,6 +16,7 @@
 #include "host/problem.hpp"
 #include "kernels/job.h"
 #include "kernels/launch.hpp"
+#include "kernels/numerics.h"
 
 namespace zyfa {
 
@@ -66,26 +67,31 @@ enum class JobOrder {
 // The order the plan cache builds.
 constexpr JobOrder kDefaultJobOrder = JobOrder::kHeadThenPair;
 
-// Builds the job table for a shape into *table: T = ceil(seqlen / numerics::kQueryTile) causal query
+// Builds the job table for a shape into *table: T = ceil(seqlen / tile_rows) causal query
 // tiles per (batch, query head), tile t paired with tile T-1-t for t < T/2, and the middle tile of an odd T
 // alone (tile_second = kNoTile). Counts are 64-bit; a table whose job count or tile index would not fit
 // the kernels' int32 indices is refused with ZYFA_STATUS_SIZE_OVERFLOW before anything is allocated (the
 // caller sees a status, never a truncated table). Bad arguments: ZYFA_STATUS_BAD_SHAPE / BAD_HEAD_RATIO;
 // host allocation failure: ZYFA_STATUS_OUT_OF_MEMORY.
+// tile_rows: the query rows per tile of the kernel that walks the table (numerics::kQueryTile, or 192 for
+// the FP8 kernel of three consumer warpgroups), at least 1.
 zyfa_status build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int64_t seqlen,
-                            std::vector<Job> *table, JobOrder order = kDefaultJobOrder);
+                            std::vector<Job> *table, JobOrder order = kDefaultJobOrder,
+                            int64_t tile_rows = numerics::kQueryTile);
 
 // How a kernel walks a plan: CTAs per SM, and query heads per job (one CTA each, the CTAs of one cluster,
 // which share every K and V copy; the table then holds one job per group of heads_per_job consecutive query
 // heads of a kv head, and the grid counts clusters). max_walkers, where above 0, caps the grid at the clusters
 // the device holds at once (a persistent walker that waits for another's SMs would double the call's time).
-// The grid depends on all three, so all three are in the cache's key.
+// tile_rows is the kernel's query rows per tile, which sets the table's tiles. The grid and the table depend
+// on all four, so all four are in the cache's key.
 struct GridShape {
   int ctas_per_sm = 1;
   int heads_per_job = 1;
   int max_walkers = 0;
-  GridShape(int ctas, int heads = 1, int walkers = 0)  // NOLINT: an int is a plain grid
-      : ctas_per_sm(ctas), heads_per_job(heads), max_walkers(walkers) {}
+  int tile_rows = numerics::kQueryTile;
+  GridShape(int ctas, int heads = 1, int walkers = 0, int rows = numerics::kQueryTile)  // NOLINT: an int is a plain grid
+      : ctas_per_sm(ctas), heads_per_job(heads), max_walkers(walkers), tile_rows(rows) {}
 };
 
 class PlanCache {

@@ -71,10 +71,11 @@ const asmgen::Variant &variant_for(const Problem &p, asmgen::Schedule schedule) 
 
 // The tensor maps of the wgmma schedule, in the interpreter's form (the device's are the driver's): the
 // boxes and swizzles src/host/fp8_asm_attention.cpp encodes, over (dim, seqlen, heads, batch).
-void interpreted_maps(asmgen::Fp8AttentionParams *params, const Problem &p) {
+void interpreted_maps(asmgen::Fp8AttentionParams *params, const Problem &p, uint32_t q_box_rows) {
   static_assert(sizeof(asmgen::InterpretedTensorMap) <= sizeof(asmgen::Fp8TensorMap), "a map fits a CUtensorMap's bytes");
   auto fill = [&](asmgen::Fp8TensorMap *dst, uint64_t base, int64_t dim, int64_t heads, int64_t seq_stride,
-                  int64_t head_stride, int64_t batch_stride, uint32_t box, int64_t rows) {
+                  int64_t head_stride, int64_t batch_stride, uint32_t box, int64_t rows,
+                  uint32_t box_rows = uint32_t(numerics::kKeyBlock)) {
     asmgen::InterpretedTensorMap m{};
     m.base = base;
     m.dims[0] = uint64_t(dim);
@@ -85,7 +86,7 @@ void interpreted_maps(asmgen::Fp8AttentionParams *params, const Problem &p) {
     m.strides[1] = uint64_t(head_stride);
     m.strides[2] = uint64_t(batch_stride);
     m.box[0] = box;
-    m.box[1] = uint32_t(numerics::kKeyBlock);
+    m.box[1] = box_rows;
     m.swizzle_bytes = box;
     std::memset(dst, 0, sizeof *dst);
     std::memcpy(dst, &m, sizeof m);
@@ -93,7 +94,7 @@ void interpreted_maps(asmgen::Fp8AttentionParams *params, const Problem &p) {
   const uint32_t qk_box = uint32_t(asmgen::fp8_qk_block_bytes(int(p.d_qk)));
   const int64_t nheads_k = p.nheads / params->group;
   fill(&params->q_map, params->q, p.d_qk, p.nheads, params->q_seq_stride, params->q_head_stride, params->q_batch_stride,
-       qk_box, p.seqlen);
+       qk_box, p.seqlen, q_box_rows);
   fill(&params->k_map, params->k, p.d_qk, nheads_k, params->k_seq_stride, params->k_head_stride, params->k_batch_stride,
        qk_box, p.seqlen);
   if (p.vt_prepass) {  // V^T in the workspace: one row of padded keys per dimension (fp8_vt_layout.h)
@@ -128,15 +129,6 @@ std::vector<uint8_t> host_vt_workspace(const Problem &p) {
 // 0 after a failure. `instructions`: executed per lane.
 int interpret(const InterpretedCase &tc, HostAttention &h, bool wgmma, bool vt_prepass, double *instructions) {
   const AttentionShape &sh = tc.shape;
-  std::vector<Job> jobs;
-  EXPECT_EQ(build_job_table(sh.batch, sh.nheads, sh.nheads_k, sh.seqlen, &jobs), ZYFA_STATUS_SUCCESS) << last_error();
-  if (jobs.empty()) return 0;
-  kernels::Schedule schedule;
-  schedule.grid = std::min(tc.grid, int32_t(jobs.size()));
-  balance_tail(&jobs, schedule.grid);  // as the plan cache does: single tiles of any index in the last rounds
-  schedule.jobs = jobs.data();
-  schedule.n_jobs = int32_t(jobs.size());
-
   h.poison_outputs();
   Problem p = h.problem();
   std::vector<uint8_t> workspace;
@@ -148,10 +140,23 @@ int interpret(const InterpretedCase &tc, HostAttention &h, bool wgmma, bool vt_p
   const bool supported = wgmma ? kernels::fp8_wgmma_attention_supports(p) : kernels::fp8_asm_attention_supports(p);
   EXPECT_TRUE(supported);
   if (!supported) return 0;
+  const asmgen::Variant &variant = variant_for(p, wgmma ? asmgen::Schedule::kWgmma : asmgen::Schedule::kMmaSync);
+  const int tile_rows = asmgen::query_tile_rows(variant);  // as the plan cache takes it from the code object
+
+  std::vector<Job> jobs;
+  EXPECT_EQ(build_job_table(sh.batch, sh.nheads, sh.nheads_k, sh.seqlen, &jobs, kDefaultJobOrder, tile_rows),
+            ZYFA_STATUS_SUCCESS)
+      << last_error();
+  if (jobs.empty()) return 0;
+  kernels::Schedule schedule;
+  schedule.grid = std::min(tc.grid, int32_t(jobs.size()));
+  balance_tail(&jobs, schedule.grid);  // as the plan cache does: single tiles of any index in the last rounds
+  schedule.jobs = jobs.data();
+  schedule.n_jobs = int32_t(jobs.size());
+
   asmgen::Fp8AttentionParams params = kernels::fp8_attention_params(p, schedule);
-  if (wgmma) interpreted_maps(&params, p);
-  const asmgen::Program prog = wgmma ? asmgen::build_fp8_wgmma_attention(variant_for(p, asmgen::Schedule::kWgmma))
-                                     : asmgen::build_fp8_attention(variant_for(p, asmgen::Schedule::kMmaSync));
+  if (wgmma) interpreted_maps(&params, p, uint32_t(tile_rows));
+  const asmgen::Program prog = wgmma ? asmgen::build_fp8_wgmma_attention(variant) : asmgen::build_fp8_attention(variant);
   asmgen::Interpreter interp(prog);
   interp.add_region(h.q.data(), h.q.size_bytes(), false);
   interp.add_region(h.k.data(), h.k.size_bytes(), false);
