@@ -263,11 +263,11 @@ typedef struct zyfa_plan_cache_stats {
 ZYFA_API zyfa_status zyfa_plan_cache_get_stats(zyfa_plan_cache_stats *stats);
 /* Bounds the cache (least recently used plans go first); capacity >= 1. Default 64. */
 ZYFA_API zyfa_status zyfa_plan_cache_set_capacity(uint64_t capacity);
-/* Frees every plan, also those that captured CUDA graphs hold: destroy such graphs first, and call it
- * before a cudaDeviceReset or the destruction of a context zyfa ran in (plans and loaded kernels belong to
- * the context current at the call that built them; plans are found by device, so a process that calls
- * from several contexts of one device should clear between them). Not while a call that uses a plan may
- * still be running on a stream. */
+/* Frees every plan and its device memory, also those that captured CUDA graphs hold: destroy such graphs
+ * first. Plans and loaded kernels belong to the context current at the call
+ * that built them, and each context of a device gets its own; those of a context that has ended since (a
+ * destroyed context, or a device reset's primary one) are never used again nor freed twice, and a clear
+ * drops them. Not while a call that uses a plan may still be running on a stream. */
 ZYFA_API zyfa_status zyfa_plan_cache_clear(void);
 
 #ifdef __cplusplus

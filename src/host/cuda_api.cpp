@@ -3,6 +3,9 @@
 #include <cuda.h>  // driver types only: the functions come from cudaGetDriverEntryPointByVersion
 #include <cuda_runtime.h>
 
+#include <mutex>
+#include <unordered_map>
+
 #include "host/error.hpp"
 
 namespace zyfa::cuda {
@@ -29,6 +32,8 @@ class RelaxedCaptureScope {
 // one current again; defined with the entry points below.
 CUcontext current_driver_context();
 void make_driver_context_current(CUcontext context);
+// The process-unique ID of `context`; false where it has none any more (destroyed, or a primary context reset).
+bool driver_context_id(CUcontext context, unsigned long long *id);
 
 // Makes `device` current for one scope: the plan cache may free a table of another device. Where `device` is
 // current already, nothing is switched, so the caller's context stays current whatever it is (cudaSetDevice
@@ -65,6 +70,81 @@ class DeviceScope {
   bool ok_ = false;
 };
 
+// Makes `context` current for one scope, and the caller's context (or, where it had none, its device) again after.
+class ContextScope {
+ public:
+  explicit ContextScope(CUcontext context) : previous_(current_driver_context()) {
+    if (previous_ == context) return;
+    if (previous_ == nullptr && cudaGetDevice(&previous_device_) != cudaSuccess) return;
+    make_driver_context_current(context);
+    switched_ = true;
+  }
+  ~ContextScope() {
+    if (!switched_) return;
+    if (previous_ != nullptr) make_driver_context_current(previous_);
+    else cudaSetDevice(previous_device_);
+  }
+  ContextScope(const ContextScope &) = delete;
+  ContextScope &operator=(const ContextScope &) = delete;
+
+ private:
+  CUcontext previous_ = nullptr;
+  int previous_device_ = 0;
+  bool switched_ = false;
+};
+
+// The context each job table and event was made in, so that it is freed there (a call from another context of
+// the device, or from another thread, may evict it), or not at all once that context has ended: a destroyed
+// context, or a reset device's primary one, took its memory and events with it, and freeing them again could
+// free what a later allocation got at the same address.
+class OwnerContexts {
+ public:
+  void record(const void *handle) {
+    Owner owner{current_driver_context(), 0};
+    if (owner.context == nullptr || !driver_context_id(owner.context, &owner.id)) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    owners_[handle] = owner;
+  }
+  // False for a handle whose context has ended (its resources are gone; a handle not recorded counts as alive).
+  bool alive(const void *handle) {
+    Owner owner{};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = owners_.find(handle);
+      if (it == owners_.end()) return true;
+      owner = it->second;
+    }
+    return owner_alive(owner);
+  }
+  // Runs free_it in the handle's context, or in the current one for a handle whose context was not known.
+  template <typename Free>
+  void free_in_owner(const void *handle, Free free_it) {
+    Owner owner{};
+    bool known = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (const auto it = owners_.find(handle); it != owners_.end()) owner = it->second, known = true, owners_.erase(it);
+    }
+    if (!known) return free_it();
+    if (!owner_alive(owner)) return;  // ended: nothing of it is left
+    ContextScope in_owner(owner.context);
+    free_it();
+  }
+
+ private:
+  struct Owner {
+    CUcontext context = nullptr;
+    unsigned long long id = 0;
+  };
+  // A context handle may be reused by a later context: the ID tells them apart.
+  static bool owner_alive(const Owner &owner) {
+    unsigned long long id = 0;
+    return driver_context_id(owner.context, &id) && id == owner.id;
+  }
+  std::mutex mutex_;
+  std::unordered_map<const void *, Owner> owners_;
+};
+
 class CudaDeviceMemory final : public DeviceMemory {
  public:
   void *upload(int device, const void *host, size_t bytes) override {
@@ -89,13 +169,16 @@ class CudaDeviceMemory final : public DeviceMemory {
       cudaGetLastError();
       return nullptr;
     }
+    owners_.record(ptr);
     return ptr;
   }
   void release(int device, void *ptr) override {
-    DeviceScope on_device(device);
-    RelaxedCaptureScope relaxed;
-    // A failed free (say, after a device reset) must not stay pending for the caller's next CUDA call.
-    if (cudaFree(ptr) != cudaSuccess) cudaGetLastError();
+    owners_.free_in_owner(ptr, [&] {
+      DeviceScope on_device(device);  // a table whose context was not known: its device's current context
+      RelaxedCaptureScope relaxed;
+      // A failed free must not stay pending for the caller's next CUDA call.
+      if (cudaFree(ptr) != cudaSuccess) cudaGetLastError();
+    });
   }
   bool record_event(int device, void *stream, void **event) override {
     DeviceScope on_device(device);
@@ -108,6 +191,7 @@ class CudaDeviceMemory final : public DeviceMemory {
         return false;
       }
       *event = created;
+      owners_.record(created);
     }
     if (cudaEventRecord(static_cast<cudaEvent_t>(*event), static_cast<cudaStream_t>(stream)) != cudaSuccess) {
       cudaGetLastError();
@@ -116,6 +200,7 @@ class CudaDeviceMemory final : public DeviceMemory {
     return true;
   }
   bool event_finished(int device, void *event) override {
+    if (!owners_.alive(event)) return true;  // its context has ended, and every launch of it with it
     DeviceScope on_device(device);
     // An event query is one of the calls a global-mode capture in another thread forbids (it would invalidate
     // that capture), even for an event recorded outside any capture.
@@ -127,15 +212,20 @@ class CudaDeviceMemory final : public DeviceMemory {
     return true;
   }
   void destroy_event(int device, void *event) override {
-    DeviceScope on_device(device);
-    RelaxedCaptureScope relaxed;
-    if (cudaEventDestroy(static_cast<cudaEvent_t>(event)) != cudaSuccess) cudaGetLastError();
+    owners_.free_in_owner(event, [&] {
+      DeviceScope on_device(device);
+      RelaxedCaptureScope relaxed;
+      if (cudaEventDestroy(static_cast<cudaEvent_t>(event)) != cudaSuccess) cudaGetLastError();
+    });
   }
   int multiprocessor_count(int device) override {
     int count = 0;
     if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return 0;
     return count;
   }
+
+ private:
+  OwnerContexts owners_;
 };
 
 }  // namespace
@@ -275,6 +365,11 @@ CUcontext current_driver_context() {
 void make_driver_context_current(CUcontext context) {
   const DriverApi &d = driver();
   if (d.error == cudaSuccess) d.ctx_set_current(context);
+}
+
+bool driver_context_id(CUcontext context, unsigned long long *id) {
+  const DriverApi &d = driver();
+  return d.error == cudaSuccess && context != nullptr && d.ctx_get_id(context, id) == CUDA_SUCCESS;
 }
 
 // The thread's current context, where the runtime launches: the one the caller made current, or where there

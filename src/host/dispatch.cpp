@@ -106,10 +106,13 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   if (zyfa_status s = cuda::stream_is_capturing(stream, &capturing)) return s;
   const KernelChoice &kernel = choose_kernel(problem);
   if (zyfa_status s = check_split_p(problem, kernel)) return s;
+  // Plans are per context: a table allocated in one context cannot be read from another of the same device.
+  unsigned long long context = 0;
+  if (const int e = cuda::current_context_id(&context)) return cuda::from_cuda_error(e, "cuCtxGetId");
   PlanCache &cache = PlanCache::global();
   std::shared_ptr<const Plan> plan;
   const GridShape grid = grid_shape(kernel, problem, device);
-  if (zyfa_status s = cache.acquire(plan_key_of(problem, device), grid, /*may_build=*/!capturing,
+  if (zyfa_status s = cache.acquire(plan_key_of(problem, device, context), grid, /*may_build=*/!capturing,
                                     /*pin=*/capturing, &plan)) {
     return s;
   }

@@ -24,12 +24,12 @@ namespace zyfa {
 
 bool PlanKey::operator==(const PlanKey &o) const {
   return device == o.device && dtype == o.dtype && d_qk == o.d_qk && d_v == o.d_v && batch == o.batch &&
-         nheads == o.nheads && nheads_k == o.nheads_k && seqlen == o.seqlen;
+         nheads == o.nheads && nheads_k == o.nheads_k && seqlen == o.seqlen && context == o.context;
 }
 
-PlanKey plan_key_of(const Problem &problem, int device) {
-  return PlanKey{device,         problem.dtype,    problem.d_qk,  problem.d_v, problem.batch,
-                 problem.nheads, problem.nheads_k, problem.seqlen};
+PlanKey plan_key_of(const Problem &problem, int device, uint64_t context) {
+  return PlanKey{device,         problem.dtype,    problem.d_qk,   problem.d_v, problem.batch,
+                 problem.nheads, problem.nheads_k, problem.seqlen, context};
 }
 
 // ---------------------------------------------------------------- the job table
@@ -121,7 +121,8 @@ struct CacheKeyHash {
   size_t operator()(const CacheKey &k) const {
     const int64_t fields[] = {k.plan.device, int64_t(k.plan.dtype), k.plan.d_qk,    k.plan.d_v,
                               k.plan.batch,  k.plan.nheads,         k.plan.nheads_k, k.plan.seqlen,
-                              k.ctas_per_sm, k.heads_per_job, k.max_walkers, k.tile_rows};
+                              int64_t(k.plan.context), k.ctas_per_sm, k.heads_per_job, k.max_walkers,
+                              k.tile_rows};
     size_t h = 0;
     for (int64_t f : fields) {
       // The boost::hash_combine recipe (golden-ratio constant): cheap and spreads small integers.

@@ -24,11 +24,14 @@ struct PlanKey {
   int device = 0;
   zyfa_dtype dtype = ZYFA_DTYPE_BF16;
   int64_t d_qk = 0, d_v = 0, batch = 0, nheads = 0, nheads_k = 0, seqlen = 0;
+  // The process-unique ID (cuCtxGetId) of the context the table was allocated in: another context of the same
+  // device (a driver-created or green one) cannot read it, so it gets a plan of its own.
+  uint64_t context = 0;
   bool operator==(const PlanKey &o) const;
 };
 
-// The key of a validated problem's plan on `device`: its shape, never its layout or pointers.
-PlanKey plan_key_of(const Problem &problem, int device);
+// The key of a validated problem's plan in `context` on `device`: its shape, never its layout or pointers.
+PlanKey plan_key_of(const Problem &problem, int device, uint64_t context);
 
 struct Plan {
   kernels::Schedule schedule;  // the job table in device memory and the grid

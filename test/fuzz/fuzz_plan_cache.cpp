@@ -86,7 +86,7 @@ class FakeDeviceMemory final : public DeviceMemory {
 
 // The cache as the header documents it: LRU over unpinned plans, pinned plans never evicted.
 struct Model {
-  using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int>;  // device, dtype, b, h, hk, s, ctas
+  using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int>;  // device and context, dtype, b, h, hk, s, ctas
   std::list<Key> lru;  // most recent first
   std::set<Key> pinned;
   uint64_t capacity = 0, hits = 0, misses = 0, evictions = 0;
@@ -104,6 +104,7 @@ struct Model {
 PlanKey pick_key(FuzzedDataProvider &in, int *ctas) {
   PlanKey k;
   k.device = in.ConsumeIntegralInRange<int>(0, 1);
+  k.context = in.ConsumeIntegralInRange<uint64_t>(1, 2);  // two contexts of a device: two plans
   k.dtype = in.ConsumeBool() ? ZYFA_DTYPE_BF16 : ZYFA_DTYPE_FP8_E4M3;
   k.d_qk = in.ConsumeBool() ? 128 : 192;
   k.d_v = 128;
@@ -122,8 +123,9 @@ PlanKey pick_key(FuzzedDataProvider &in, int *ctas) {
 }
 
 Model::Key model_key(const PlanKey &k, int ctas) {
-  // dtype and d_qk do not change the table, but they are part of the cache's key: fold them in.
-  return {k.device, int(k.dtype) * 1000 + int(k.d_qk), k.batch, k.nheads, k.nheads_k, k.seqlen, ctas};
+  // dtype, d_qk and the context do not change the table, but they are part of the cache's key: fold them in.
+  return {k.device * 4 + int(k.context), int(k.dtype) * 1000 + int(k.d_qk), k.batch, k.nheads, k.nheads_k, k.seqlen,
+          ctas};
 }
 
 void check_stats(const PlanCache &cache, const Model &model, const Ledger &memory) {

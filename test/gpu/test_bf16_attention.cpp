@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "host/cuda_api.hpp"
 #include "host/error.hpp"
 #include "host/plan_cache.hpp"
 #include "host/validate.hpp"
@@ -43,7 +44,9 @@ std::string bf16_schedule(const Problem &p, std::shared_ptr<const Plan> *plan, i
   if (std::string s = cuda_message("cudaGetDevice", cudaGetDevice(&device)); !s.empty()) return s;
   const GridShape grid{kernels::bf16_attention_ctas_per_sm(),
                        heads_per_job > 0 ? heads_per_job : kernels::bf16_attention_heads_per_job(p)};
-  if (PlanCache::global().acquire(plan_key_of(p, device), grid, /*may_build=*/true, /*pin=*/false, plan) !=
+  unsigned long long context = 0;
+  if (cuda::current_context_id(&context) != 0) return "cuCtxGetId failed";
+  if (PlanCache::global().acquire(plan_key_of(p, device, context), grid, /*may_build=*/true, /*pin=*/false, plan) !=
       ZYFA_STATUS_SUCCESS)
     return std::string("plan cache: ") + last_error();
   return "";

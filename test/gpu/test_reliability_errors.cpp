@@ -411,6 +411,14 @@ TEST(ReliabilityErrors, CallsKeepTheCallersOwnContext) {
   EXPECT_EQ(run_child("CallsKeepTheCallersOwnContext", {}), 0) << "see the child's output above";
 }
 
+// Two contexts of one device calling with one shape: each gets its own plans (a table of one context faults
+// when read from another), and those of a context destroyed with its plans still cached are neither used nor
+// freed again.
+TEST(ReliabilityErrors, EachContextGetsItsOwnPlans) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  EXPECT_EQ(run_child("EachContextGetsItsOwnPlans", {}), 0) << "see the child's output above";
+}
+
 // Run only as children of the tests above (run_child).
 TEST(ReliabilityChild, DISABLED_NoDeviceIsReported) {
   HostBuffers b;
@@ -487,6 +495,65 @@ TEST(ReliabilityChild, DISABLED_CallsKeepTheCallersOwnContext) {
   }
   ASSERT_EQ(zyfa_plan_cache_clear(), ZYFA_STATUS_SUCCESS);  // its tables live in this context
   EXPECT_EQ(destroy(own), CUDA_SUCCESS);
+}
+
+// One BF16 and one FP8 call of the same shapes in whatever context is current, each checked against fp64.
+void call_each_dtype_in_current_context() {
+  for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    SCOPED_TRACE(dtype == ZYFA_DTYPE_BF16 ? "bf16" : "fp8");
+    DeviceProblem p(attention_shape(dtype, 128, 1, 300, 4, 2), fresh_seed());
+    ASSERT_EQ(p.status(), "");
+    const zyfa_attn_desc d = p.desc();
+    ASSERT_EQ(zyfa_attn_fwd(&d, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
+    ASSERT_EQ(p.download(), "");
+    EXPECT_TRUE(matches_fp64(p.host()));
+  }
+}
+
+TEST(ReliabilityChild, DISABLED_EachContextGetsItsOwnPlans) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  using CtxCreate = CUresult (*)(CUcontext *, CUexecAffinityParam *, int, unsigned, CUdevice);
+  using CtxSetCurrent = CUresult (*)(CUcontext);
+  using CtxDestroy = CUresult (*)(CUcontext);
+  const auto create = driver_function<CtxCreate>("cuCtxCreate");
+  const auto set_current = driver_function<CtxSetCurrent>("cuCtxSetCurrent");
+  const auto destroy = driver_function<CtxDestroy>("cuCtxDestroy");
+  ASSERT_TRUE(create != nullptr && set_current != nullptr && destroy != nullptr) << "driver entry points";
+  int device = 0;
+  ZYFA_ASSERT_CUDA(cudaGetDevice(&device));
+  CUcontext first = nullptr, second = nullptr;
+  ASSERT_EQ(create(&first, nullptr, 0, 0, CUdevice(device)), CUDA_SUCCESS);  // and makes it current
+  {
+    SCOPED_TRACE("first context");
+    call_each_dtype_in_current_context();
+  }
+  ASSERT_EQ(create(&second, nullptr, 0, 0, CUdevice(device)), CUDA_SUCCESS);
+  {
+    SCOPED_TRACE("second context, the same shapes");
+    call_each_dtype_in_current_context();
+  }
+  // The second context ends with its plans cached: the cache must neither hand them out nor free them.
+  ASSERT_EQ(destroy(second), CUDA_SUCCESS);
+  ASSERT_EQ(set_current(first), CUDA_SUCCESS);
+  {
+    SCOPED_TRACE("first context again");
+    call_each_dtype_in_current_context();
+  }
+  zyfa_plan_cache_stats before = ZYFA_PLAN_CACHE_STATS_INIT;
+  ASSERT_EQ(zyfa_plan_cache_get_stats(&before), ZYFA_STATUS_SUCCESS);
+  EXPECT_GE(before.entries, 4u) << "two contexts, two dtypes: a plan each";
+  ASSERT_EQ(zyfa_plan_cache_clear(), ZYFA_STATUS_SUCCESS);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "freeing the plans left an error pending";
+  zyfa_plan_cache_stats after = ZYFA_PLAN_CACHE_STATS_INIT;
+  ASSERT_EQ(zyfa_plan_cache_get_stats(&after), ZYFA_STATUS_SUCCESS);
+  EXPECT_EQ(after.entries, 0u);
+  EXPECT_EQ(after.device_bytes, 0u);
+  EXPECT_EQ(destroy(first), CUDA_SUCCESS);
+  {
+    SCOPED_TRACE("the primary context");
+    call_each_dtype_in_current_context();
+  }
 }
 
 TEST(ReliabilityChild, DISABLED_StickyErrorIsReported) {

@@ -772,7 +772,7 @@ TEST_F(PlanCacheTest, OneShapeInAnyLayoutSharesOnePlan) {
     desc.layout = layout;
     Problem problem;
     ASSERT_EQ(validate_attention(&desc, PointerCheck::kOptional, &problem), ZYFA_STATUS_SUCCESS) << last_error();
-    keys.push_back(plan_key_of(problem, /*device=*/0));
+    keys.push_back(plan_key_of(problem, /*device=*/0, /*context=*/1));
   }
   const std::shared_ptr<const Plan> prepared = get(*cache, keys[0]);  // zyfa_attn_prepare with BSHD
   for (size_t i = 1; i < keys.size(); ++i) {
@@ -787,6 +787,21 @@ TEST_F(PlanCacheTest, OneShapeInAnyLayoutSharesOnePlan) {
   EXPECT_EQ(s.hits, 2u);
   EXPECT_EQ(s.entries, 1u);
   EXPECT_EQ(ledger->count_uploads(), 1);
+}
+
+// A table lives in the context it was allocated in; another context of the same device cannot read it.
+TEST_F(PlanCacheTest, EachContextOfADeviceGetsItsOwnPlan) {
+  auto cache = make_cache(4);
+  PlanKey first = key_of(300), second = key_of(300);
+  first.context = 7;
+  second.context = 8;
+  EXPECT_FALSE(first == second);
+  const std::shared_ptr<const Plan> a = get(*cache, first);
+  EXPECT_FALSE(present(*cache, second)) << "a plan of one context was found for another";
+  const std::shared_ptr<const Plan> b = get(*cache, second);
+  EXPECT_NE(a->schedule.jobs, b->schedule.jobs);
+  EXPECT_EQ(get(*cache, first).get(), a.get());
+  EXPECT_EQ(ledger->count_uploads(), 2);
 }
 
 // ---------------------------------------------------------------- concurrency (run under TSan in CI)
