@@ -197,10 +197,11 @@ typedef struct zyfa_attn_desc {
  * On any error nothing is launched and nothing is written. */
 ZYFA_API zyfa_status zyfa_attn_fwd(const zyfa_attn_desc *desc, void *stream);
 
-/* Validates `desc` and builds (or finds) the plan for its shape on the current device, and loads the
- * kernel it will run: after it, a zyfa_attn_fwd of the same shape can be captured in a CUDA graph, in any
- * layout whose strides the same kernel takes (strides TMA cannot map, such as 0 on a dimension above 1,
- * send a call to another kernel, which a prepare of those strides readies). Pointers (device descales too)
+/* Validates `desc` and builds (or finds) the plan for its shape in the current context, and loads the
+ * kernel it will run and every kernel the same shape falls to in other strides (strides TMA cannot map,
+ * such as 0 on a dimension above 1): after it, a zyfa_attn_fwd of the same shape, dtype, P rounding and
+ * workspace_bytes can be captured in a CUDA graph in any layout (split P excepted: strides TMA cannot map
+ * refuse it). Pointers (device descales too)
  * may be NULL here. The cache holds a bounded number of plans (zyfa_plan_cache_set_capacity), so prepare
  * right before capturing when many shapes are in use. */
 ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream);

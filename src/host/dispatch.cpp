@@ -1,5 +1,6 @@
 #include "host/dispatch.hpp"
 
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -110,24 +111,36 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   unsigned long long context = 0;
   if (const int e = cuda::current_context_id(&context)) return cuda::from_cuda_error(e, "cuCtxGetId");
   PlanCache &cache = PlanCache::global();
-  std::shared_ptr<const Plan> plan;
-  const GridShape grid = grid_shape(kernel, problem, device);
-  if (zyfa_status s = cache.acquire(plan_key_of(problem, device, context), grid, /*may_build=*/!capturing,
-                                    /*pin=*/capturing, &plan)) {
-    return s;
-  }
-  int error = 0;  // a cudaError_t value
+  const PlanKey key = plan_key_of(problem, device, context);
+  zyfa_status status = ZYFA_STATUS_SUCCESS;
   if (launch) {
-    error = kernel.launch(problem, plan->schedule, stream);
-    // Another thread may evict the plan at any time: its table is freed only after this launch's event.
-    // A captured launch records none; its plan is pinned.
-    if (error == 0 && !capturing) cache.record_launch(*plan, stream);
-  } else if (kernel.prepare != nullptr && !capturing) {
-    error = kernel.prepare(problem);
+    std::shared_ptr<const Plan> plan;
+    status = cache.acquire(key, grid_shape(kernel, problem, device), /*may_build=*/!capturing, /*pin=*/capturing,
+                           &plan);
+    if (status == ZYFA_STATUS_SUCCESS) {
+      const int error = kernel.launch(problem, plan->schedule, stream);  // a cudaError_t value
+      // Another thread may evict the plan at any time: its table is freed only after this launch's event.
+      // A captured launch records none; its plan is pinned.
+      if (error == 0 && !capturing) cache.record_launch(*plan, stream);
+      status = cuda::from_cuda_error(error, kernel.name);
+    }
+  } else {
+    // A prepare readies the kernel these strides run and every later one that takes the shape (kKernels is
+    // the fallback order): a call captured later in strides TMA cannot map falls to one of those, and finds
+    // its plan (another grid shape: one head per job, 128-row tiles) and its loaded code.
+    for (const KernelChoice *k = &kernel; k != std::end(kKernels) && status == ZYFA_STATUS_SUCCESS; ++k) {
+      if (k != &kernel && !k->supports(problem)) continue;
+      std::shared_ptr<const Plan> plan;
+      status = cache.acquire(key, grid_shape(*k, problem, device), /*may_build=*/!capturing, /*pin=*/capturing,
+                             &plan);
+      if (status == ZYFA_STATUS_SUCCESS && k->prepare != nullptr && !capturing) {
+        status = cuda::from_cuda_error(k->prepare(problem), k->name);
+      }
+    }
   }
   // Tables evicted before whose launches have finished; never while this stream is being captured.
   if (!capturing) cache.release_finished();
-  return cuda::from_cuda_error(error, kernel.name);
+  return status;
 }
 
 }  // namespace zyfa

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -122,6 +123,64 @@ TEST_P(ReliabilityGraphs, PreparedCaptureReplaysNewInputsCorrectly) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, ReliabilityGraphs, ::testing::ValuesIn(graph_cases()),
                          [](const ::testing::TestParamInfo<GraphCase> &param_info) { return std::string(param_info.param.name); });
+
+// A prepare in TMA-mappable strides, then a capture of the same shape with one k and v for both batches (batch
+// stride 0, which TMA cannot map): the call falls to another kernel with another plan (BF16 with an even
+// group: one head per job instead of two; FP8 with the V^T workspace: 128-row tiles instead of 192) and, for
+// FP8, other code. The prepare must have readied both. The replay must give the eager call's bits.
+TEST(ReliabilityGraphsFallback, PrepareReadiesTheKernelOtherStridesFallTo) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  const AttentionShape shapes[] = {
+      attention_shape(ZYFA_DTYPE_BF16, 128, 2, kUnpreparedSeqlen + 2, 8, 2, Layout::kStrided),
+      attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 4099, 8, 2, Layout::kStrided, true),  // group * seqlen >= 16K
+  };
+  for (const AttentionShape &shape : shapes) {
+    SCOPED_TRACE(shape.name());
+    Stream stream;
+    ZYFA_ASSERT_CUDA(stream.error());
+    DeviceProblem problem(shape, seed);
+    ASSERT_EQ(problem.status(), "");
+    zyfa_attn_desc mappable = problem.desc();
+    DeviceBuffer workspace;
+    if (shape.dtype == ZYFA_DTYPE_FP8_E4M3) {
+      size_t bytes = 0;
+      ASSERT_EQ(zyfa_attn_workspace_size(&mappable, &bytes), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+      ASSERT_GT(bytes, 0u) << "the shape should take the V^T workspace (the kernel of 192-row tiles)";
+      ASSERT_EQ(workspace.allocate(bytes), "");
+      mappable.workspace = workspace.get();
+      mappable.workspace_bytes = bytes;
+    }
+    zyfa_attn_desc broadcast = mappable;
+    broadcast.k_strides.batch = 0;
+    broadcast.v_strides.batch = 0;
+    ASSERT_EQ(zyfa_attn_prepare(&mappable, stream), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+
+    Graph graph;
+    ZYFA_ASSERT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const zyfa_status captured = zyfa_attn_fwd(&broadcast, stream);
+    const std::string message = zyfa_last_error();
+    const cudaError_t end = cudaStreamEndCapture(stream, &graph.graph);
+    ASSERT_EQ(captured, ZYFA_STATUS_SUCCESS) << message;
+    ZYFA_ASSERT_CUDA(end);
+    ZYFA_ASSERT_CUDA(cudaGraphInstantiate(&graph.exec, graph.graph, 0));
+
+    std::vector<uint8_t> eager_out, eager_lse, graph_out, graph_lse;
+    ZYFA_ASSERT_CUDA(problem.poison(stream));
+    ASSERT_EQ(zyfa_attn_fwd(&broadcast, stream), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    ZYFA_ASSERT_CUDA(cudaStreamSynchronize(stream));
+    ASSERT_EQ(problem.download_bytes(&eager_out, &eager_lse), "");
+    ZYFA_ASSERT_CUDA(problem.poison(stream));
+    ZYFA_ASSERT_CUDA(cudaGraphLaunch(graph.exec, stream));
+    ZYFA_ASSERT_CUDA(cudaStreamSynchronize(stream));
+    ASSERT_EQ(problem.download_bytes(&graph_out, &graph_lse), "");
+    int64_t unwritten = 0;  // BF16 outputs still holding the poison (all-ones bytes)
+    for (size_t i = 0; i + 1 < graph_out.size(); i += 2) unwritten += graph_out[i] == 0xff && graph_out[i + 1] == 0xff;
+    EXPECT_EQ(unwritten, 0) << "the replay left outputs unwritten";
+    EXPECT_TRUE(graph_out == eager_out && graph_lse == eager_lse) << "the replay differs from the eager call";
+  }
+}
 
 TEST(ReliabilityGraphsUnprepared, CaptureWithoutPrepareIsRefusedAndTheCaptureSurvives) {
   ZYFA_SKIP_WITHOUT_GPU();
