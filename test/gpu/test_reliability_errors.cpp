@@ -444,8 +444,8 @@ TEST(ReliabilityChild, DISABLED_CallsWorkAfterADeviceReset) {
       ASSERT_EQ(p.download(), "");
       EXPECT_TRUE(matches_fp64(p.host()));
     }
-    // zyfa.h's rule: plans go before the reset; the loaded kernel is keyed by its context.
-    ASSERT_EQ(zyfa_plan_cache_clear(), ZYFA_STATUS_SUCCESS);
+    // No clear first: the plans and the loaded kernel belong to the context the reset ends (keyed by its
+    // ID), so the next call builds and loads its own, and the old tables are not freed a second time.
     ZYFA_ASSERT_CUDA(cudaDeviceReset());
   }
 }
@@ -463,82 +463,79 @@ Fn driver_function(const char *symbol) {
   return reinterpret_cast<Fn>(p);
 }
 
-TEST(ReliabilityChild, DISABLED_CallsKeepTheCallersOwnContext) {
-  ZYFA_SKIP_WITHOUT_GPU();
-  using CtxCreate = CUresult (*)(CUcontext *, CUexecAffinityParam *, int, unsigned, CUdevice);
-  using CtxGetCurrent = CUresult (*)(CUcontext *);
-  using CtxDestroy = CUresult (*)(CUcontext);
-  const auto create = driver_function<CtxCreate>("cuCtxCreate");
-  const auto get_current = driver_function<CtxGetCurrent>("cuCtxGetCurrent");
-  const auto destroy = driver_function<CtxDestroy>("cuCtxDestroy");
-  ASSERT_TRUE(create != nullptr && get_current != nullptr && destroy != nullptr) << "driver entry points";
-  int device = 0;
-  ZYFA_ASSERT_CUDA(cudaGetDevice(&device));
-  CUcontext own = nullptr;
-  ASSERT_EQ(create(&own, nullptr, 0, 0, CUdevice(device)), CUDA_SUCCESS);  // and makes it current
-  // BF16 (the runtime's kernels) and FP8 (a code object the library loads itself), each run twice: the first
-  // builds the plan and loads the kernel, the second finds both.
-  for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
-    for (int call = 0; call < 2; ++call) {
-      SCOPED_TRACE(std::string(dtype == ZYFA_DTYPE_BF16 ? "bf16" : "fp8") + " call " + std::to_string(call));
-      DeviceProblem p(attention_shape(dtype, 128, 1, 300, 4, 2), fresh_seed());
-      ASSERT_EQ(p.status(), "");
-      const zyfa_attn_desc d = p.desc();
-      ASSERT_EQ(zyfa_attn_fwd(&d, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-      CUcontext current = nullptr;
-      ASSERT_EQ(get_current(&current), CUDA_SUCCESS);
-      EXPECT_EQ(current, own) << "the call left another context current";
-      ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
-      ASSERT_EQ(p.download(), "");
-      EXPECT_TRUE(matches_fp64(p.host()));
-    }
+struct DriverContexts {
+  using Create = CUresult (*)(CUcontext *, CUexecAffinityParam *, int, unsigned, CUdevice);
+  using GetCurrent = CUresult (*)(CUcontext *);
+  using SetCurrent = CUresult (*)(CUcontext);
+  using Destroy = CUresult (*)(CUcontext);
+  const Create create_on = driver_function<Create>("cuCtxCreate");
+  const GetCurrent get_current = driver_function<GetCurrent>("cuCtxGetCurrent");
+  const SetCurrent set_current = driver_function<SetCurrent>("cuCtxSetCurrent");
+  const Destroy destroy = driver_function<Destroy>("cuCtxDestroy");
+  bool resolved() const { return create_on && get_current && set_current && destroy; }
+  // A new context of the current device, made current.
+  CUresult create(CUcontext *context) const {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return CUDA_ERROR_INVALID_DEVICE;
+    return create_on(context, nullptr, 0, 0, CUdevice(device));
   }
-  ASSERT_EQ(zyfa_plan_cache_clear(), ZYFA_STATUS_SUCCESS);  // its tables live in this context
-  EXPECT_EQ(destroy(own), CUDA_SUCCESS);
-}
+};
 
-// One BF16 and one FP8 call of the same shapes in whatever context is current, each checked against fp64.
-void call_each_dtype_in_current_context() {
+// A BF16 call (the runtime's kernels) and an FP8 one (a code object the library loads itself) in whatever
+// context is current, each checked against fp64; the call must leave that context current.
+void call_each_dtype(const DriverContexts &driver) {
   for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
     SCOPED_TRACE(dtype == ZYFA_DTYPE_BF16 ? "bf16" : "fp8");
+    CUcontext before = nullptr, after = nullptr;
+    ASSERT_EQ(driver.get_current(&before), CUDA_SUCCESS);
     DeviceProblem p(attention_shape(dtype, 128, 1, 300, 4, 2), fresh_seed());
     ASSERT_EQ(p.status(), "");
     const zyfa_attn_desc d = p.desc();
     ASSERT_EQ(zyfa_attn_fwd(&d, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    ASSERT_EQ(driver.get_current(&after), CUDA_SUCCESS);
+    EXPECT_EQ(after, before) << "the call left another context current";
     ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
     ASSERT_EQ(p.download(), "");
     EXPECT_TRUE(matches_fp64(p.host()));
   }
 }
 
+TEST(ReliabilityChild, DISABLED_CallsKeepTheCallersOwnContext) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  const DriverContexts driver;
+  ASSERT_TRUE(driver.resolved()) << "driver entry points";
+  CUcontext own = nullptr;
+  ASSERT_EQ(driver.create(&own), CUDA_SUCCESS);
+  // Twice: the first builds the plans and loads the kernel, the second finds both.
+  for (int call = 0; call < 2; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    call_each_dtype(driver);
+  }
+  ASSERT_EQ(zyfa_plan_cache_clear(), ZYFA_STATUS_SUCCESS);
+  EXPECT_EQ(driver.destroy(own), CUDA_SUCCESS);
+}
+
 TEST(ReliabilityChild, DISABLED_EachContextGetsItsOwnPlans) {
   ZYFA_SKIP_WITHOUT_GPU();
-  using CtxCreate = CUresult (*)(CUcontext *, CUexecAffinityParam *, int, unsigned, CUdevice);
-  using CtxSetCurrent = CUresult (*)(CUcontext);
-  using CtxDestroy = CUresult (*)(CUcontext);
-  const auto create = driver_function<CtxCreate>("cuCtxCreate");
-  const auto set_current = driver_function<CtxSetCurrent>("cuCtxSetCurrent");
-  const auto destroy = driver_function<CtxDestroy>("cuCtxDestroy");
-  ASSERT_TRUE(create != nullptr && set_current != nullptr && destroy != nullptr) << "driver entry points";
-  int device = 0;
-  ZYFA_ASSERT_CUDA(cudaGetDevice(&device));
+  const DriverContexts driver;
+  ASSERT_TRUE(driver.resolved()) << "driver entry points";
   CUcontext first = nullptr, second = nullptr;
-  ASSERT_EQ(create(&first, nullptr, 0, 0, CUdevice(device)), CUDA_SUCCESS);  // and makes it current
+  ASSERT_EQ(driver.create(&first), CUDA_SUCCESS);
   {
     SCOPED_TRACE("first context");
-    call_each_dtype_in_current_context();
+    call_each_dtype(driver);
   }
-  ASSERT_EQ(create(&second, nullptr, 0, 0, CUdevice(device)), CUDA_SUCCESS);
+  ASSERT_EQ(driver.create(&second), CUDA_SUCCESS);
   {
     SCOPED_TRACE("second context, the same shapes");
-    call_each_dtype_in_current_context();
+    call_each_dtype(driver);
   }
   // The second context ends with its plans cached: the cache must neither hand them out nor free them.
-  ASSERT_EQ(destroy(second), CUDA_SUCCESS);
-  ASSERT_EQ(set_current(first), CUDA_SUCCESS);
+  ASSERT_EQ(driver.destroy(second), CUDA_SUCCESS);
+  ASSERT_EQ(driver.set_current(first), CUDA_SUCCESS);
   {
     SCOPED_TRACE("first context again");
-    call_each_dtype_in_current_context();
+    call_each_dtype(driver);
   }
   zyfa_plan_cache_stats before = ZYFA_PLAN_CACHE_STATS_INIT;
   ASSERT_EQ(zyfa_plan_cache_get_stats(&before), ZYFA_STATUS_SUCCESS);
@@ -549,10 +546,10 @@ TEST(ReliabilityChild, DISABLED_EachContextGetsItsOwnPlans) {
   ASSERT_EQ(zyfa_plan_cache_get_stats(&after), ZYFA_STATUS_SUCCESS);
   EXPECT_EQ(after.entries, 0u);
   EXPECT_EQ(after.device_bytes, 0u);
-  EXPECT_EQ(destroy(first), CUDA_SUCCESS);
+  EXPECT_EQ(driver.destroy(first), CUDA_SUCCESS);
   {
     SCOPED_TRACE("the primary context");
-    call_each_dtype_in_current_context();
+    call_each_dtype(driver);
   }
 }
 
