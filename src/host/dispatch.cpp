@@ -1,5 +1,6 @@
 #include "host/dispatch.hpp"
 
+#include <cstddef>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -127,9 +128,14 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   } else {
     // A prepare readies the kernel these strides run and every later one that takes the shape (kKernels is
     // the fallback order): a call captured later in strides TMA cannot map falls to one of those, and finds
-    // its plan (another grid shape: one head per job, 128-row tiles) and its loaded code.
-    for (const KernelChoice *k = &kernel; k != std::end(kKernels) && status == ZYFA_STATUS_SUCCESS; ++k) {
-      if (k != &kernel && !k->supports(problem)) continue;
+    // its plan (another grid shape: one head per job, 128-row tiles) and its loaded code. The later ones go
+    // first, so that the plan of these strides is the most recently used and the last a small cache evicts.
+    // A prepare under capture builds nothing: it only says whether this call's own plan is ready.
+    const ptrdiff_t chosen = &kernel - kKernels;
+    const ptrdiff_t last = capturing ? chosen : ptrdiff_t(std::size(kKernels)) - 1;
+    for (ptrdiff_t i = last; i >= chosen && status == ZYFA_STATUS_SUCCESS; --i) {
+      const KernelChoice *k = &kKernels[i];
+      if (i != chosen && !k->supports(problem)) continue;
       std::shared_ptr<const Plan> plan;
       status = cache.acquire(key, grid_shape(*k, problem, device), /*may_build=*/!capturing, /*pin=*/capturing,
                              &plan);

@@ -133,8 +133,8 @@ TEST(ReliabilityGraphsFallback, PrepareReadiesTheKernelOtherStridesFallTo) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
   const AttentionShape shapes[] = {
-      attention_shape(ZYFA_DTYPE_BF16, 128, 2, kUnpreparedSeqlen + 2, 8, 2, Layout::kStrided),
-      attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 4099, 8, 2, Layout::kStrided, true),  // group * seqlen >= 16K
+      attention_shape(ZYFA_DTYPE_BF16, 128, 2, kUnpreparedSeqlen + 2, 8, 2),
+      attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 4099, 8, 2, Layout::kBSHD, true),  // group * seqlen >= 16K
   };
   for (const AttentionShape &shape : shapes) {
     SCOPED_TRACE(shape.name());
@@ -152,9 +152,11 @@ TEST(ReliabilityGraphsFallback, PrepareReadiesTheKernelOtherStridesFallTo) {
       mappable.workspace = workspace.get();
       mappable.workspace_bytes = bytes;
     }
+    // The same BSHD buffers (no gaps: every output element is written), spelled out as strides in elements.
     zyfa_attn_desc broadcast = mappable;
-    broadcast.k_strides.batch = 0;
-    broadcast.v_strides.batch = 0;
+    broadcast.layout = ZYFA_LAYOUT_STRIDED;
+    broadcast.q_strides = broadcast.out_strides = zyfa_strides{shape.seqlen * shape.nheads * 128, shape.nheads * 128, 128};
+    broadcast.k_strides = broadcast.v_strides = zyfa_strides{0, shape.nheads_k * 128, 128};
     ASSERT_EQ(zyfa_attn_prepare(&mappable, stream), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
 
     Graph graph;
