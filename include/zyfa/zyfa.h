@@ -198,12 +198,14 @@ typedef struct zyfa_attn_desc {
 ZYFA_API zyfa_status zyfa_attn_fwd(const zyfa_attn_desc *desc, void *stream);
 
 /* Validates `desc` and builds (or finds) the plan for its shape in the current context, and loads the
- * kernel it will run and every kernel the same shape falls to in other strides (strides TMA cannot map,
- * such as 0 on a dimension above 1): after it, a zyfa_attn_fwd of the same shape, dtype, P rounding and
- * workspace_bytes can be captured in a CUDA graph in any layout (split P excepted: strides TMA cannot map
- * refuse it). Pointers (device descales too)
- * may be NULL here. The cache holds a bounded number of plans (zyfa_plan_cache_set_capacity), so prepare
- * right before capturing when many shapes are in use. */
+ * kernel it will run; where desc's strides are ones TMA can map, also (where it can: their failure is not
+ * the prepare's) the plans and kernels that strides TMA cannot map (such as 0 on a dimension above 1) fall
+ * to. After it, a zyfa_attn_fwd of the same shape, dtype, P rounding and workspace_bytes can be captured in
+ * a CUDA graph in the prepared strides, and, after a prepare in strides TMA can map (BSHD, BHSD), in any
+ * layout (split P excepted: strides TMA cannot map refuse it). Pointers (device descales too) may be NULL
+ * here. One prepare may take up to three of the cache's plans (zyfa_plan_cache_set_capacity bounds them; the
+ * prepared strides' own plan is the last to go), so prepare right before capturing when many shapes are in
+ * use. */
 ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream);
 
 /* The workspace bytes a zyfa_attn_fwd of `desc` can use (zyfa_attn_desc.workspace): for FP8 with lean P, or
@@ -267,8 +269,8 @@ ZYFA_API zyfa_status zyfa_plan_cache_set_capacity(uint64_t capacity);
 /* Frees every plan and its device memory, also those that captured CUDA graphs hold: destroy such graphs
  * first. Plans and loaded kernels belong to the context current at the call
  * that built them, and each context of a device gets its own; those of a context that has ended since (a
- * destroyed context, or a device reset's primary one) are never used again nor freed twice, and a clear
- * drops them. Not while a call that uses a plan may still be running on a stream. */
+ * destroyed context, or a device reset's primary one) are never used again nor freed twice, and count in
+ * the stats until they are evicted or a clear drops them. Not while a call that uses a plan may still be running on a stream. */
 ZYFA_API zyfa_status zyfa_plan_cache_clear(void);
 
 #ifdef __cplusplus

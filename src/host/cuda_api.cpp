@@ -70,85 +70,73 @@ class DeviceScope {
   bool ok_ = false;
 };
 
-// Makes `context` current for one scope, and the caller's context (or, where it had none, its device) again after.
+// Makes `context` current for one scope, and the caller's context (or none, where it had none) again after.
 class ContextScope {
  public:
   explicit ContextScope(CUcontext context) : previous_(current_driver_context()) {
     if (previous_ == context) return;
-    if (previous_ == nullptr && cudaGetDevice(&previous_device_) != cudaSuccess) return;
     make_driver_context_current(context);
     switched_ = true;
   }
   ~ContextScope() {
-    if (!switched_) return;
-    if (previous_ != nullptr) make_driver_context_current(previous_);
-    else cudaSetDevice(previous_device_);
+    if (switched_) make_driver_context_current(previous_);
   }
   ContextScope(const ContextScope &) = delete;
   ContextScope &operator=(const ContextScope &) = delete;
 
  private:
   CUcontext previous_ = nullptr;
-  int previous_device_ = 0;
   bool switched_ = false;
 };
 
-// The context each job table and event was made in, so that it is freed there (a call from another context of
-// the device, or from another thread, may evict it), or not at all once that context has ended: a destroyed
-// context, or a reset device's primary one, took its memory and events with it, and freeing them again could
-// free what a later allocation got at the same address.
+// The context handle each job table and event was made in, by (handle, context ID): a call from another
+// context of the device, or another thread, may free it, and must do so in its own context; and once that
+// context has ended (destroyed, or a reset device's primary one) its memory and events went with it, while
+// their addresses may come back for a later context's allocations, which only the ID tells apart.
 class OwnerContexts {
  public:
-  void record(const void *handle) {
-    Owner owner{current_driver_context(), 0};
-    if (owner.context == nullptr || !driver_context_id(owner.context, &owner.id)) return;
+  enum class Found { kNotRecorded, kAlive, kEnded };
+  // Records the current context as `handle`'s, where its ID is `context` (the plan's key).
+  void record(const void *handle, uint64_t context) {
+    const CUcontext current = current_driver_context();
+    unsigned long long id = 0;
+    if (current == nullptr || !driver_context_id(current, &id) || id != context) return;
     std::lock_guard<std::mutex> lock(mutex_);
-    owners_[handle] = owner;
+    owners_[Key{handle, context}] = current;
   }
-  // False for a handle whose context has ended (its resources are gone; a handle not recorded counts as alive).
-  bool alive(const void *handle) {
-    Owner owner{};
+  // `handle`'s context, and whether it is still the one of ID `context`; `forget` drops the record.
+  Found find(const void *handle, uint64_t context, bool forget, CUcontext *owner) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      const auto it = owners_.find(handle);
-      if (it == owners_.end()) return true;
-      owner = it->second;
+      const auto it = owners_.find(Key{handle, context});
+      if (it == owners_.end()) return Found::kNotRecorded;
+      *owner = it->second;
+      if (forget) owners_.erase(it);
     }
-    return owner_alive(owner);
-  }
-  // Runs free_it in the handle's context, or in the current one for a handle whose context was not known.
-  template <typename Free>
-  void free_in_owner(const void *handle, Free free_it) {
-    Owner owner{};
-    bool known = false;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (const auto it = owners_.find(handle); it != owners_.end()) owner = it->second, known = true, owners_.erase(it);
-    }
-    if (!known) return free_it();
-    if (!owner_alive(owner)) return;  // ended: nothing of it is left
-    ContextScope in_owner(owner.context);
-    free_it();
+    // A destroyed context's handle is answered with an error (CUDA_ERROR_INVALID_CONTEXT or
+    // CONTEXT_IS_DESTROYED, as the driver does for every call on one); a handle reused by a later
+    // context has another ID.
+    unsigned long long id = 0;
+    return driver_context_id(*owner, &id) && id == context ? Found::kAlive : Found::kEnded;
   }
 
  private:
-  struct Owner {
-    CUcontext context = nullptr;
-    unsigned long long id = 0;
+  struct Key {
+    const void *handle;
+    uint64_t context;
+    bool operator==(const Key &o) const { return handle == o.handle && context == o.context; }
   };
-  // A context handle may be reused by a later context: the ID tells them apart.
-  static bool owner_alive(const Owner &owner) {
-    unsigned long long id = 0;
-    return driver_context_id(owner.context, &id) && id == owner.id;
-  }
+  struct KeyHash {
+    size_t operator()(const Key &k) const { return std::hash<const void *>{}(k.handle) ^ std::hash<uint64_t>{}(k.context); }
+  };
   std::mutex mutex_;
-  std::unordered_map<const void *, Owner> owners_;
+  std::unordered_map<Key, CUcontext, KeyHash> owners_;
 };
 
 class CudaDeviceMemory final : public DeviceMemory {
  public:
-  void *upload(int device, const void *host, size_t bytes) override {
-    DeviceScope on_device(device);
+  void *upload(const Place &place, const void *host, size_t bytes) override {
+    DeviceScope on_device(place.device);
     if (!on_device.ok()) return nullptr;
     RelaxedCaptureScope relaxed;
     void *ptr = nullptr;
@@ -169,19 +157,18 @@ class CudaDeviceMemory final : public DeviceMemory {
       cudaGetLastError();
       return nullptr;
     }
-    owners_.record(ptr);
+    owners_.record(ptr, place.context);
     return ptr;
   }
-  void release(int device, void *ptr) override {
-    owners_.free_in_owner(ptr, [&] {
-      DeviceScope on_device(device);  // a table whose context was not known: its device's current context
+  void release(const Place &place, void *ptr) override {
+    in_owner(place, ptr, /*forget=*/true, [&] {
       RelaxedCaptureScope relaxed;
       // A failed free must not stay pending for the caller's next CUDA call.
       if (cudaFree(ptr) != cudaSuccess) cudaGetLastError();
     });
   }
-  bool record_event(int device, void *stream, void **event) override {
-    DeviceScope on_device(device);
+  bool record_event(const Place &place, void *stream, void **event) override {
+    DeviceScope on_device(place.device);
     if (!on_device.ok()) return false;
     if (*event == nullptr) {
       RelaxedCaptureScope relaxed;  // another thread may be capturing in global mode
@@ -191,7 +178,7 @@ class CudaDeviceMemory final : public DeviceMemory {
         return false;
       }
       *event = created;
-      owners_.record(created);
+      owners_.record(created, place.context);
     }
     if (cudaEventRecord(static_cast<cudaEvent_t>(*event), static_cast<cudaStream_t>(stream)) != cudaSuccess) {
       cudaGetLastError();
@@ -199,21 +186,21 @@ class CudaDeviceMemory final : public DeviceMemory {
     }
     return true;
   }
-  bool event_finished(int device, void *event) override {
-    if (!owners_.alive(event)) return true;  // its context has ended, and every launch of it with it
-    DeviceScope on_device(device);
-    // An event query is one of the calls a global-mode capture in another thread forbids (it would invalidate
-    // that capture), even for an event recorded outside any capture.
-    RelaxedCaptureScope relaxed;
-    const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
-    // cudaErrorNotReady is a state, not an error: the runtime records nothing for cudaGetLastError.
-    if (e == cudaErrorNotReady) return false;
-    if (e != cudaSuccess) cudaGetLastError();  // the context is gone or broken: nothing of it still runs
-    return true;
+  bool event_finished(const Place &place, void *event) override {
+    bool finished = true;  // where the event's context has ended, every launch of it ended with it
+    in_owner(place, event, /*forget=*/false, [&] {
+      // An event query is one of the calls a global-mode capture in another thread forbids (it would
+      // invalidate that capture), even for an event recorded outside any capture.
+      RelaxedCaptureScope relaxed;
+      const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
+      // cudaErrorNotReady is a state, not an error: the runtime records nothing for cudaGetLastError.
+      if (e == cudaErrorNotReady) finished = false;
+      else if (e != cudaSuccess) cudaGetLastError();  // the context is broken: nothing of it still runs
+    });
+    return finished;
   }
-  void destroy_event(int device, void *event) override {
-    owners_.free_in_owner(event, [&] {
-      DeviceScope on_device(device);
+  void destroy_event(const Place &place, void *event) override {
+    in_owner(place, event, /*forget=*/true, [&] {
       RelaxedCaptureScope relaxed;
       if (cudaEventDestroy(static_cast<cudaEvent_t>(event)) != cudaSuccess) cudaGetLastError();
     });
@@ -225,6 +212,25 @@ class CudaDeviceMemory final : public DeviceMemory {
   }
 
  private:
+  // Runs `f` in the context `handle` was made in, or, where none was recorded for it, on its device; not at
+  // all where that context has ended.
+  template <typename F>
+  void in_owner(const Place &place, const void *handle, bool forget, F f) {
+    CUcontext owner = nullptr;
+    switch (owners_.find(handle, place.context, forget, &owner)) {
+      case OwnerContexts::Found::kEnded:
+        return;
+      case OwnerContexts::Found::kAlive: {
+        ContextScope in_context(owner);
+        return f();
+      }
+      case OwnerContexts::Found::kNotRecorded: {
+        DeviceScope on_device(place.device);
+        return f();
+      }
+    }
+  }
+
   OwnerContexts owners_;
 };
 

@@ -97,6 +97,18 @@ GridShape grid_shape(const KernelChoice &kernel, const Problem &problem, int dev
   return clusters > 0 ? GridShape{kernel.ctas_per_sm(), preferred, clusters, rows} : unpaired;
 }
 
+// A prepare's work for one kernel: its plan (found, or built unless capturing) and its code loaded.
+zyfa_status prepare_kernel(PlanCache &cache, const PlanKey &key, const KernelChoice &kernel, const Problem &problem,
+                           int device, bool capturing) {
+  std::shared_ptr<const Plan> plan;
+  if (zyfa_status s = cache.acquire(key, grid_shape(kernel, problem, device), /*may_build=*/!capturing,
+                                    /*pin=*/capturing, &plan)) {
+    return s;
+  }
+  if (kernel.prepare == nullptr || capturing) return ZYFA_STATUS_SUCCESS;
+  return cuda::from_cuda_error(kernel.prepare(problem), kernel.name);
+}
+
 }  // namespace
 
 zyfa_status check_split_p(const Problem &problem) { return check_split_p(problem, choose_kernel(problem)); }
@@ -126,23 +138,20 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
       status = cuda::from_cuda_error(error, kernel.name);
     }
   } else {
-    // A prepare readies the kernel these strides run and every later one that takes the shape (kKernels is
-    // the fallback order): a call captured later in strides TMA cannot map falls to one of those, and finds
-    // its plan (another grid shape: one head per job, 128-row tiles) and its loaded code. The later ones go
-    // first, so that the plan of these strides is the most recently used and the last a small cache evicts.
-    // A prepare under capture builds nothing: it only says whether this call's own plan is ready.
+    // A prepare readies the kernel these strides run and, as a courtesy, every later one that takes the shape
+    // (kKernels is the fallback order): a call captured later in strides TMA cannot map falls to one of those,
+    // and finds its plan (another grid shape: one head per job, 128-row tiles) and its loaded code. The later
+    // ones go first, so that the plan of these strides is the most recently used (the last a small cache
+    // evicts), and a failure of theirs is not the prepare's: only the kernel these strides run must be ready.
+    // Not under capture (which builds nothing), nor for split P (which the later kernels refuse).
     const ptrdiff_t chosen = &kernel - kKernels;
-    const ptrdiff_t last = capturing ? chosen : ptrdiff_t(std::size(kKernels)) - 1;
-    for (ptrdiff_t i = last; i >= chosen && status == ZYFA_STATUS_SUCCESS; --i) {
-      const KernelChoice *k = &kKernels[i];
-      if (i != chosen && !k->supports(problem)) continue;
-      std::shared_ptr<const Plan> plan;
-      status = cache.acquire(key, grid_shape(*k, problem, device), /*may_build=*/!capturing, /*pin=*/capturing,
-                             &plan);
-      if (status == ZYFA_STATUS_SUCCESS && k->prepare != nullptr && !capturing) {
-        status = cuda::from_cuda_error(k->prepare(problem), k->name);
+    if (!capturing && !problem.split_p) {
+      for (ptrdiff_t i = ptrdiff_t(std::size(kKernels)) - 1; i > chosen; --i) {
+        if (!kKernels[i].supports(problem)) continue;
+        if (prepare_kernel(cache, key, kKernels[i], problem, device, false) != ZYFA_STATUS_SUCCESS) clear_error();
       }
     }
+    status = prepare_kernel(cache, key, kernel, problem, device, capturing);
   }
   // Tables evicted before whose launches have finished; never while this stream is being captured.
   if (!capturing) cache.release_finished();

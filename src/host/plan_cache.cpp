@@ -140,7 +140,7 @@ struct StreamUse {
 
 // A plan as the cache allocates it: the table's owner, and what tells when the GPU is done with it.
 struct TrackedPlan final : Plan {
-  int device = 0;
+  Place place;  // the table's, and its events'
   uint64_t bytes = 0;
   mutable std::mutex mutex;                // guards uses and untracked
   mutable std::vector<StreamUse> uses;     // one per stream with a launch that may still be running
@@ -172,13 +172,13 @@ struct Backing {
     std::lock_guard<std::mutex> lock(plan.mutex);
     if (plan.untracked) return false;
     for (const StreamUse &use : plan.uses)
-      if (!memory->event_finished(plan.device, use.event)) return false;
+      if (!memory->event_finished(plan.place, use.event)) return false;
     return true;
   }
 
   void free_now(TrackedPlan *plan) {
-    for (const StreamUse &use : plan->uses) memory->destroy_event(plan->device, use.event);
-    memory->release(plan->device, const_cast<Job *>(plan->schedule.jobs));
+    for (const StreamUse &use : plan->uses) memory->destroy_event(plan->place, use.event);
+    memory->release(plan->place, const_cast<Job *>(plan->schedule.jobs));
     bytes.fetch_sub(plan->bytes);
     deferred_count.fetch_sub(1);
     delete plan;
@@ -295,7 +295,8 @@ struct PlanCache::Impl {
     TrackedPlan *plan = new (std::nothrow) TrackedPlan;
     if (plan == nullptr) return fail(ZYFA_STATUS_OUT_OF_MEMORY, "plan cache: no host memory for a plan");
     const uint64_t bytes = uint64_t(n_jobs) * sizeof(Job);
-    void *device_table = backing->memory->upload(k.device, table.data(), bytes);
+    const Place place{k.device, k.context};
+    void *device_table = backing->memory->upload(place, table.data(), bytes);
     if (device_table == nullptr) {
       delete plan;
       return fail(ZYFA_STATUS_OUT_OF_MEMORY,
@@ -303,7 +304,7 @@ struct PlanCache::Impl {
                   (long long)n_jobs, (unsigned long long)bytes, k.device);
     }
     backing->bytes.fetch_add(bytes);
-    plan->device = k.device;
+    plan->place = place;
     plan->bytes = bytes;
     plan->schedule.jobs = static_cast<const Job *>(device_table);
     plan->schedule.n_jobs = int32_t(n_jobs);  // build_job_table and balance_tail bound it by INT32_MAX
@@ -400,7 +401,7 @@ void PlanCache::record_launch(const Plan &plan, void *stream) {
     // A stream new to this plan takes over the event of a stream whose launches have finished, so the
     // plan keeps one event per stream with work in flight, not one per stream it ever ran on.
     for (StreamUse &u : tracked.uses) {
-      if (memory.event_finished(tracked.device, u.event)) {
+      if (memory.event_finished(tracked.place, u.event)) {
         use = &u;
         break;
       }
@@ -417,7 +418,7 @@ void PlanCache::record_launch(const Plan &plan, void *stream) {
     use = &tracked.uses.back();
   }
   use->stream = stream;
-  const bool recorded = memory.record_event(tracked.device, stream, &use->event);
+  const bool recorded = memory.record_event(tracked.place, stream, &use->event);
   if (added && use->event == nullptr) tracked.uses.pop_back();  // its event was never created
   if (!recorded) tracked.untracked = true;
 }

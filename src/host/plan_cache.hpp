@@ -37,6 +37,14 @@ struct Plan {
   kernels::Schedule schedule;  // the job table in device memory and the grid
 };
 
+// Where a job table or an event lives: its device, and the ID of the context it was made in (PlanKey::context,
+// current at the call that built the plan). Contexts end (destroyed, or a device reset) and their handles and
+// addresses are reused by later ones: the ID tells them apart.
+struct Place {
+  int device = 0;
+  uint64_t context = 0;
+};
+
 // Where job tables live, and the events that tell when the GPU has finished with one. The CUDA
 // implementation (src/host/cuda_api.cpp) uploads to the device and records CUDA events; tests substitute
 // host memory and events they finish by hand, so the cache's logic is tested on machines without a GPU.
@@ -44,19 +52,21 @@ struct Plan {
 class DeviceMemory {
  public:
   virtual ~DeviceMemory() = default;
-  // Copies `bytes` bytes to new device memory on `device`; returns nullptr on failure (the cache reports it).
-  virtual void *upload(int device, const void *host, size_t bytes) = 0;
+  // Copies `bytes` bytes to new device memory in `place` (the current context); returns nullptr on failure
+  // (the cache reports it).
+  virtual void *upload(const Place &place, const void *host, size_t bytes) = 0;
   // Frees a table once no launch can read it any more (or at PlanCache::clear). Never under the cache's lock.
-  virtual void release(int device, void *ptr) = 0;
+  // A table whose context has ended went with it: it is not freed again.
+  virtual void release(const Place &place, void *ptr) = 0;
   virtual int multiprocessor_count(int device) = 0;
-  // Records *event on `stream` (a stream of `device`, not being captured), creating the event first when
+  // Records *event on `stream` (a stream of `place`, not being captured), creating the event first when
   // *event is nullptr: it completes when the work queued on `stream` so far has finished. False when no
   // event could be created or recorded (then *event, if it was created, stays valid).
-  virtual bool record_event(int device, void *stream, void **event) = 0;
+  virtual bool record_event(const Place &place, void *stream, void **event) = 0;
   // Whether the work before the event's last record has finished. A query that fails counts as finished:
   // the event's context is gone (a device reset) or broken, and no launch of it can still read a table.
-  virtual bool event_finished(int device, void *event) = 0;
-  virtual void destroy_event(int device, void *event) = 0;
+  virtual bool event_finished(const Place &place, void *event) = 0;
+  virtual void destroy_event(const Place &place, void *event) = 0;
 };
 
 // The order of a job table, outermost first. Every order keeps batch, then kv head, outermost, so the

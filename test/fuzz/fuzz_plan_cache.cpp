@@ -45,7 +45,7 @@ struct Ledger {
 class FakeDeviceMemory final : public DeviceMemory {
  public:
   explicit FakeDeviceMemory(Ledger *ledger) : ledger_(ledger) {}
-  void *upload(int, const void *host, size_t bytes) override {
+  void *upload(const Place &, const void *host, size_t bytes) override {
     if (ledger_->fail_next_upload) {
       ledger_->fail_next_upload = false;
       return nullptr;
@@ -56,7 +56,7 @@ class FakeDeviceMemory final : public DeviceMemory {
     ++ledger_->uploads;
     return p;
   }
-  void release(int, void *ptr) override {
+  void release(const Place &, void *ptr) override {
     auto it = ledger_->live.find(ptr);
     require(it != ledger_->live.end(), "plan cache", "released a table that is not live (double release?)");
     ledger_->live.erase(it);
@@ -64,18 +64,18 @@ class FakeDeviceMemory final : public DeviceMemory {
     ++ledger_->releases;
   }
   int multiprocessor_count(int) override { return ledger_->sms; }
-  bool record_event(int, void *, void **event) override {
+  bool record_event(const Place &, void *, void **event) override {
     if (*event == nullptr) {
       *event = ::operator new(1);
       ledger_->events.insert(*event);
     }
     return true;
   }
-  bool event_finished(int, void *event) override {
+  bool event_finished(const Place &, void *event) override {
     require(ledger_->events.count(event) == 1, "plan cache", "queried an event that is not live");
     return true;
   }
-  void destroy_event(int, void *event) override {
+  void destroy_event(const Place &, void *event) override {
     require(ledger_->events.erase(event) == 1, "plan cache", "destroyed an event that is not live");
     ::operator delete(event);
   }

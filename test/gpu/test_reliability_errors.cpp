@@ -433,20 +433,39 @@ TEST(ReliabilityChild, DISABLED_NoDeviceIsReported) {
 TEST(ReliabilityChild, DISABLED_CallsWorkAfterADeviceReset) {
   ZYFA_SKIP_WITHOUT_GPU();
   const AttentionShape shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 1, 300, 4, 2);  // the asmgen kernel
-  for (int round = 0; round < 2; ++round) {
-    SCOPED_TRACE(round == 0 ? "before the reset" : "after the reset");
-    {
-      DeviceProblem p(shape, fresh_seed());
-      ASSERT_EQ(p.status(), "");
-      const zyfa_attn_desc d = p.desc();
-      ASSERT_EQ(zyfa_attn_fwd(&d, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-      ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
-      ASSERT_EQ(p.download(), "");
-      EXPECT_TRUE(matches_fp64(p.host()));
-    }
-    // No clear first: the plans and the loaded kernel belong to the context the reset ends (keyed by its
-    // ID), so the next call builds and loads its own, and the old tables are not freed a second time.
-    ZYFA_ASSERT_CUDA(cudaDeviceReset());
+  const auto call = [&shape] {
+    DeviceProblem p(shape, fresh_seed());
+    ASSERT_EQ(p.status(), "");
+    const zyfa_attn_desc d = p.desc();
+    ASSERT_EQ(zyfa_attn_fwd(&d, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
+    ASSERT_EQ(p.download(), "");
+    EXPECT_TRUE(matches_fp64(p.host()));
+  };
+  {
+    SCOPED_TRACE("before the reset");
+    call();
+  }
+  // No clear first: the plans and the loaded kernel belong to the context the reset ends (keyed by its ID),
+  // so the next call builds and loads its own.
+  ZYFA_ASSERT_CUDA(cudaDeviceReset());
+  {
+    SCOPED_TRACE("after the reset");
+    call();
+  }
+  // The reset context's plan is the least recently used: a capacity of one evicts it. Its table is gone with
+  // its context and may share its address with the new context's table, which must stay as it is.
+  CapacityGuard restore;
+  ASSERT_EQ(zyfa_plan_cache_set_capacity(1), ZYFA_STATUS_SUCCESS);
+  {
+    SCOPED_TRACE("after the old plan's eviction");
+    call();
+  }
+  ASSERT_EQ(zyfa_plan_cache_clear(), ZYFA_STATUS_SUCCESS);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  {
+    SCOPED_TRACE("after a clear");
+    call();
   }
 }
 

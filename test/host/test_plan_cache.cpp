@@ -255,7 +255,7 @@ class HostDeviceMemory final : public DeviceMemory {
  public:
   explicit HostDeviceMemory(std::shared_ptr<FakeLedger> ledger) : ledger_(std::move(ledger)) {}
 
-  void *upload(int, const void *host, size_t bytes) override {
+  void *upload(const Place &, const void *host, size_t bytes) override {
     if (ledger_->fail_uploads) return nullptr;
     void *p = std::malloc(bytes);
     if (p == nullptr) return nullptr;
@@ -266,7 +266,7 @@ class HostDeviceMemory final : public DeviceMemory {
     ledger_->live_bytes += int64_t(bytes);
     return p;
   }
-  void release(int, void *ptr) override {
+  void release(const Place &, void *ptr) override {
     {
       std::lock_guard<std::mutex> l(ledger_->mutex);
       auto found = ledger_->live.find(ptr);
@@ -282,7 +282,7 @@ class HostDeviceMemory final : public DeviceMemory {
     std::free(ptr);
   }
   int multiprocessor_count(int) override { return ledger_->multiprocessors; }
-  bool record_event(int, void *stream, void **event) override {
+  bool record_event(const Place &, void *stream, void **event) override {
     if (ledger_->fail_records) return false;
     std::lock_guard<std::mutex> l(ledger_->mutex);
     if (*event == nullptr) {
@@ -297,13 +297,13 @@ class HostDeviceMemory final : public DeviceMemory {
     ++ledger_->records;
     return true;
   }
-  bool event_finished(int, void *event) override {
+  bool event_finished(const Place &, void *event) override {
     std::lock_guard<std::mutex> l(ledger_->mutex);
     auto found = ledger_->events.find(event);
     EXPECT_NE(found, ledger_->events.end()) << "queried an event that was destroyed";
     return found == ledger_->events.end() || !found->second.pending;
   }
-  void destroy_event(int, void *event) override {
+  void destroy_event(const Place &, void *event) override {
     {
       std::lock_guard<std::mutex> l(ledger_->mutex);
       EXPECT_EQ(ledger_->events.erase(event), 1u) << "destroyed an event twice, or one never created";
