@@ -72,17 +72,15 @@ zyfa_status check_split_p(const Problem &problem, const KernelChoice &kernel) {
 // How `kernel` walks `problem`'s plan. Query heads per job: the kernel's preference where the current context
 // holds a cluster of that many CTAs, else one (an MPS or green-context partition may hold none, and a clustered
 // launch there would fail rather than run); and the grid capped at the clusters it holds at once. Asked once per
-// device, context, kernel and head dim (a failed query is asked again next call).
-GridShape grid_shape(const KernelChoice &kernel, const Problem &problem, int device) {
+// device, context (the plan's: `plan`), kernel and head dim (a failed query is asked again next call).
+GridShape grid_shape(const KernelChoice &kernel, const Problem &problem, const PlanKey &plan) {
   const int rows = kernel.query_tile_rows ? kernel.query_tile_rows(problem) : numerics::kQueryTile;
   const int preferred = kernel.heads_per_job ? kernel.heads_per_job(problem) : 1;
   if (preferred == 1 || kernel.max_active_clusters == nullptr) return GridShape{kernel.ctas_per_sm(), preferred, 0, rows};
   const GridShape unpaired{kernel.ctas_per_sm(), 1, 0, rows};
-  unsigned long long context = 0;
-  if (cuda::current_context_id(&context) != 0) return unpaired;
   static std::mutex mutex;
-  static std::map<std::tuple<int, unsigned long long, const KernelChoice *, int64_t, int>, int> held;
-  const auto key = std::make_tuple(device, context, &kernel, problem.d_qk, preferred);
+  static std::map<std::tuple<int, uint64_t, const KernelChoice *, int64_t, int>, int> held;
+  const auto key = std::make_tuple(plan.device, plan.context, &kernel, problem.d_qk, preferred);
   int clusters = 0;
   bool known = false;
   {
@@ -97,14 +95,17 @@ GridShape grid_shape(const KernelChoice &kernel, const Problem &problem, int dev
   return clusters > 0 ? GridShape{kernel.ctas_per_sm(), preferred, clusters, rows} : unpaired;
 }
 
-// A prepare's work for one kernel: its plan (found, or built unless capturing) and its code loaded.
+// `kernel`'s plan for `problem`: found, or built unless capturing (a plan returned under capture is pinned).
+zyfa_status acquire_plan(PlanCache &cache, const PlanKey &key, const KernelChoice &kernel, const Problem &problem,
+                         bool capturing, std::shared_ptr<const Plan> *plan) {
+  return cache.acquire(key, grid_shape(kernel, problem, key), /*may_build=*/!capturing, /*pin=*/capturing, plan);
+}
+
+// A prepare's work for one kernel: its plan and its code loaded.
 zyfa_status prepare_kernel(PlanCache &cache, const PlanKey &key, const KernelChoice &kernel, const Problem &problem,
-                           int device, bool capturing) {
+                           bool capturing) {
   std::shared_ptr<const Plan> plan;
-  if (zyfa_status s = cache.acquire(key, grid_shape(kernel, problem, device), /*may_build=*/!capturing,
-                                    /*pin=*/capturing, &plan)) {
-    return s;
-  }
+  if (zyfa_status s = acquire_plan(cache, key, kernel, problem, capturing, &plan)) return s;
   if (kernel.prepare == nullptr || capturing) return ZYFA_STATUS_SUCCESS;
   return cuda::from_cuda_error(kernel.prepare(problem), kernel.name);
 }
@@ -121,6 +122,7 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   const KernelChoice &kernel = choose_kernel(problem);
   if (zyfa_status s = check_split_p(problem, kernel)) return s;
   // Plans are per context: a table allocated in one context cannot be read from another of the same device.
+  // Read once per call: the grid shapes below take it from the key.
   unsigned long long context = 0;
   if (const int e = cuda::current_context_id(&context)) return cuda::from_cuda_error(e, "cuCtxGetId");
   PlanCache &cache = PlanCache::global();
@@ -128,8 +130,7 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   zyfa_status status = ZYFA_STATUS_SUCCESS;
   if (launch) {
     std::shared_ptr<const Plan> plan;
-    status = cache.acquire(key, grid_shape(kernel, problem, device), /*may_build=*/!capturing, /*pin=*/capturing,
-                           &plan);
+    status = acquire_plan(cache, key, kernel, problem, capturing, &plan);
     if (status == ZYFA_STATUS_SUCCESS) {
       const int error = kernel.launch(problem, plan->schedule, stream);  // a cudaError_t value
       // Another thread may evict the plan at any time: its table is freed only after this launch's event.
@@ -148,10 +149,10 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
     if (!capturing && !problem.split_p) {
       for (ptrdiff_t i = ptrdiff_t(std::size(kKernels)) - 1; i > chosen; --i) {
         if (!kKernels[i].supports(problem)) continue;
-        if (prepare_kernel(cache, key, kKernels[i], problem, device, false) != ZYFA_STATUS_SUCCESS) clear_error();
+        if (prepare_kernel(cache, key, kKernels[i], problem, false) != ZYFA_STATUS_SUCCESS) clear_error();
       }
     }
-    status = prepare_kernel(cache, key, kernel, problem, device, capturing);
+    status = prepare_kernel(cache, key, kernel, problem, capturing);
   }
   // Tables evicted before whose launches have finished; never while this stream is being captured.
   if (!capturing) cache.release_finished();
