@@ -74,10 +74,17 @@ TEST(Workspace, SizeFollowsDtypeRoundingAndShape) {
   EXPECT_EQ(workspace_size(d), 0u);
   d.d_qk = 128;
   d.p_rounding = ZYFA_P_ROUNDING_DEFAULT;
-  d.seqlen = kLong - 1;  // group * seqlen = 16382, just below 16K: the pre-pass would cost more than it saves
+  // Where the pre-pass would cost more than it saves: group * seqlen below 8K for the three-consumer kernel
+  // (d = 128), below 16K for the two-consumer ones (d_qk = 192).
+  d.seqlen = kLong / 2 - 1;  // 8190
   EXPECT_EQ(workspace_size(d), 0u);
+  d.seqlen = kLong / 2;  // 8192
+  EXPECT_EQ(workspace_size(d), vt_bytes(1, kHk, kLong / 2));
+  d.d_qk = 192;
+  d.seqlen = kLong - 1;  // 16382
+  EXPECT_EQ(workspace_size(d), 0u);
+  d.d_qk = 128;
   d.seqlen = kLong / 2 - 1;
-  EXPECT_EQ(workspace_size(d), 0u);
   d.nheads = 4 * kH;  // four times the queries per V row
   EXPECT_EQ(workspace_size(d), vt_bytes(1, kHk, kLong / 2 - 1));
   zyfa_attn_desc bf16 = ZYFA_ATTN_DESC_INIT;
