@@ -16,14 +16,17 @@ const std::vector<Variant> &variants() {
       {"fp8_wgmma_d128_exact", 128, 128, false, Schedule::kWgmma},
       {"fp8_d192_lean", 192, 128, true, Schedule::kMmaSync},
       {"fp8_wgmma_d192_lean", 192, 128, true, Schedule::kWgmma},
-      {"fp8_wgmma_d192_lean_vt", 192, 128, true, Schedule::kWgmma, false, /*vt_prepass=*/true},
+      {"fp8_wgmma_d192_lean_vt", 192, 128, true, Schedule::kWgmma, false, /*vt_prepass=*/true,
+       /*consumers=*/3},
       // Split P at either head dim (p_rounding = ZYFA_P_ROUNDING_SPLIT).
       {"fp8_wgmma_d128_split", 128, 128, false, Schedule::kWgmma, /*split_p=*/true},
       {"fp8_wgmma_d192_split", 192, 128, false, Schedule::kWgmma, /*split_p=*/true},
-      // The default P roundings, reading V^T from the call's workspace (zyfa_attn_desc.workspace).
+      // The default P roundings, reading V^T from the call's workspace (zyfa_attn_desc.workspace), with three
+      // consumer warpgroups over 192-row tiles (each serialized: fp8_wgmma_emitter.hpp).
       {"fp8_wgmma_d128_vt", 128, 128, numerics::uses_lean_p(128), Schedule::kWgmma, false, /*vt_prepass=*/true,
        /*consumers=*/3},
-      {"fp8_wgmma_d192_vt", 192, 128, numerics::uses_lean_p(192), Schedule::kWgmma, false, /*vt_prepass=*/true},
+      {"fp8_wgmma_d192_vt", 192, 128, numerics::uses_lean_p(192), Schedule::kWgmma, false, /*vt_prepass=*/true,
+       /*consumers=*/3},
   };
   return table;
 }
