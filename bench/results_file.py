@@ -3,7 +3,8 @@
 
   wrap   (device) one part of tools/device/run_bench.sh: its records files, the exact command, the
          clocks read before and after, and the machine's versions -> one part file.
-  recover (here)  the records a step printed to the log before a time limit killed it -> a part file.
+  recover (here)  the records a step printed to the log, when its results file was not written (a time limit
+                  killed it) or did not come back -> a part file.
   merge  (here)   part files -> the results file: {date, gpu, git_commit, driver, cuda, cudnn, torch,
          parts: [{part, command, clocks_before, clocks_after, ...}], records: [...]}. With --base, an
          earlier results file's parts and records come first, and each of its records that a new record
@@ -191,6 +192,9 @@ def records_from_gb_lines(lines):
     return records
 
 
+KILLED_BEFORE_RESULTS = "the step was killed by its time limit before it wrote its results file"
+
+
 def recover(args):
     """Records a killed step printed before its results file was written: JSON lines (accuracy mode,
     peers.py) and zyfa_bench's Google Benchmark lines (timing modes)."""
@@ -204,8 +208,8 @@ def recover(args):
         check_record(r)
         records.append(r)
     part = {"part": args.part, "command": args.command, "git_commit": args.commit,
-            "note": f"recovered from lines {args.from_line}-{args.to_line} of the run's log: the step was killed "
-                    "by its time limit before it wrote its results file", "environment": json.loads(args.environment),
+            "note": f"recovered from lines {args.from_line}-{args.to_line} of the run's log: {args.reason}",
+            "environment": json.loads(args.environment),
             "records": records}
     with open(args.out, "w") as f:
         json.dump(part, f, indent=1)
@@ -303,6 +307,8 @@ def main():
     rc.add_argument("--log", required=True)
     rc.add_argument("--from-line", type=int, required=True)
     rc.add_argument("--to-line", type=int, required=True)
+    rc.add_argument("--reason", default=KILLED_BEFORE_RESULTS,
+                    help="why the results file is missing, for the part's note")
     rc.add_argument("--out", required=True)
     m = sub.add_parser("merge")
     m.add_argument("--date", required=True)

@@ -68,10 +68,12 @@ const CodeObject *code_object(const Problem &p, bool wgmma) {
 // transposition costs a fixed share of the attention's work (3-5% at long sequences), which grows with
 // group * seqlen per element of V. Measured on the H200 (bench/NOTES.md, session 16): 0.99x at gqa-d128 2K
 // and mha-d192 8K (group * seqlen = 8K), 1.02-1.03x at gqa-d128 4K and mha-d192 16K (16K), 1.05x at
-// gqa-d128 8K-16K. The kernel of three consumer warpgroups (d = 128) reads V^T only, and is 1.04x the
-// two-consumer kernel at 8K (session 31): with it the pre-pass may pay from 8K.
-constexpr int64_t kVtPrepassMinGroupKeys = 16384;
-constexpr int64_t kVtPrepassMinGroupKeysThreeConsumers = 8192;
+// gqa-d128 8K-16K. Those were two-consumer kernels. At d = 128 the three-consumer kernel reads V^T only and
+// is 1.04x the two-consumer one at 8K (session 31), and the pre-pass pays from 8K (session 32: mha-d128 8K
+// 1.040x, gqa-d128 2K 1.000x). d_qk = 192's V^T kernels have three consumers too since session 32, but its
+// pre-pass is measured from 16K only: 8K waits for its A/B (bench/candidates/fp8-d192-vt8k.patch).
+constexpr int64_t kVtPrepassMinGroupKeysD128 = 8192;
+constexpr int64_t kVtPrepassMinGroupKeysD192 = 16384;
 
 int prepare(const Problem &problem, bool wgmma) {
   void *function = nullptr;
@@ -190,8 +192,7 @@ int64_t fp8_vt_workspace_bytes(const Problem &p) {
   Problem with_vt = p;  // whether the kernel that reads V^T exists for the problem and takes it
   with_vt.vt_prepass = true;
   if (!fp8_wgmma_attention_supports(with_vt)) return 0;
-  const bool three_consumers = code_object(with_vt, /*wgmma=*/true)->query_tile_rows > numerics::kQueryTile;
-  const int64_t min_group_keys = three_consumers ? kVtPrepassMinGroupKeysThreeConsumers : kVtPrepassMinGroupKeys;
+  const int64_t min_group_keys = p.d_qk == 128 ? kVtPrepassMinGroupKeysD128 : kVtPrepassMinGroupKeysD192;
   return p.group() * p.seqlen < min_group_keys ? 0 : fp8_vt::workspace_bytes(p.batch, p.nheads_k, p.seqlen);
 }
 

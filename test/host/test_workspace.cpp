@@ -74,8 +74,8 @@ TEST(Workspace, SizeFollowsDtypeRoundingAndShape) {
   EXPECT_EQ(workspace_size(d), 0u);
   d.d_qk = 128;
   d.p_rounding = ZYFA_P_ROUNDING_DEFAULT;
-  // Where the pre-pass would cost more than it saves: group * seqlen below 8K for the three-consumer kernel
-  // (d = 128), below 16K for the two-consumer ones (d_qk = 192).
+  // Where the pre-pass would cost more than it saves, as measured: group * seqlen below 8K at d = 128, below
+  // 16K at d_qk = 192.
   d.seqlen = kLong / 2 - 1;  // 8190
   EXPECT_EQ(workspace_size(d), 0u);
   d.seqlen = kLong / 2;  // 8192
