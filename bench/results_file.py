@@ -196,8 +196,9 @@ KILLED_BEFORE_RESULTS = "the step was killed by its time limit before it wrote i
 
 
 def recover(args):
-    """Records a killed step printed before its results file was written: JSON lines (accuracy mode,
-    peers.py) and zyfa_bench's Google Benchmark lines (timing modes)."""
+    """Records a step printed to its log when its results file is missing (the step was killed before it
+    wrote it, or the file did not come back: --reason says which): JSON lines (accuracy mode, peers.py) and
+    zyfa_bench's Google Benchmark lines (timing modes)."""
     records = []
     with open(args.log) as f:
         lines = f.read().splitlines()[args.from_line - 1:args.to_line]
