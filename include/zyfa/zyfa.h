@@ -210,9 +210,9 @@ ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream)
 
 /* The workspace bytes a zyfa_attn_fwd of `desc` can use (zyfa_attn_desc.workspace): for FP8 with lean P, or
  * exact P at d_qk = 192 (the default P roundings, and lean P asked for at d_qk = 192), where
- * (nheads / nheads_k) * seqlen >= 8192 at d_qk = 128 (16384 at d_qk = 192) and q, k, v are TMA-mappable, one V^T per (batch, kv head) of
- * 128 x seqlen bytes (seqlen rounded up to 128); 0 elsewhere (BF16, shorter FP8
- * problems, exact P at d_qk = 128, split P), where a workspace would not make the call faster. Depends on
+ * (nheads / nheads_k) * seqlen >= 8192 at d_qk = 128 (16384 at d_qk = 192) and q, k, v are TMA-mappable,
+ * one V^T per (batch, kv head) of 128 x seqlen bytes (seqlen rounded up to 128); 0 elsewhere (BF16, shorter
+ * FP8 problems, exact P at d_qk = 128, split P), where a workspace would not make the call faster. Depends on
  * the shape, the dtype, the P rounding and the strides only: pointers may be NULL, and the workspace fields
  * are not read. Host only: it launches nothing. */
 ZYFA_API zyfa_status zyfa_attn_workspace_size(const zyfa_attn_desc *desc, size_t *bytes);
@@ -267,10 +267,10 @@ ZYFA_API zyfa_status zyfa_plan_cache_get_stats(zyfa_plan_cache_stats *stats);
 /* Bounds the cache (least recently used plans go first); capacity >= 1. Default 64. */
 ZYFA_API zyfa_status zyfa_plan_cache_set_capacity(uint64_t capacity);
 /* Frees every plan and its device memory, also those that captured CUDA graphs hold: destroy such graphs
- * first. Plans and loaded kernels belong to the context current at the call
- * that built them, and each context of a device gets its own; those of a context that has ended since (a
- * destroyed context, or a device reset's primary one) are never used again nor freed twice, and count in
- * the stats until they are evicted or a clear drops them. Not while a call that uses a plan may still be running on a stream. */
+ * first. Plans and loaded kernels belong to the context current at the call that built them, and each
+ * context of a device gets its own; those of a context that has ended since (a destroyed context, or a
+ * device reset's primary one) are never used again nor freed twice, and count in the stats until they are
+ * evicted or a clear drops them. Not while a call that uses a plan may still be running on a stream. */
 ZYFA_API zyfa_status zyfa_plan_cache_clear(void);
 
 #ifdef __cplusplus

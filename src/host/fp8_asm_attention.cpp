@@ -189,11 +189,11 @@ int fp8_wgmma_query_tile_rows(const Problem &p) {
 }
 
 int64_t fp8_vt_workspace_bytes(const Problem &p) {
+  const int64_t min_group_keys = p.d_qk == 128 ? kVtPrepassMinGroupKeysD128 : kVtPrepassMinGroupKeysD192;
+  if (p.group() * p.seqlen < min_group_keys) return 0;
   Problem with_vt = p;  // whether the kernel that reads V^T exists for the problem and takes it
   with_vt.vt_prepass = true;
-  if (!fp8_wgmma_attention_supports(with_vt)) return 0;
-  const int64_t min_group_keys = p.d_qk == 128 ? kVtPrepassMinGroupKeysD128 : kVtPrepassMinGroupKeysD192;
-  return p.group() * p.seqlen < min_group_keys ? 0 : fp8_vt::workspace_bytes(p.batch, p.nheads_k, p.seqlen);
+  return fp8_wgmma_attention_supports(with_vt) ? fp8_vt::workspace_bytes(p.batch, p.nheads_k, p.seqlen) : 0;
 }
 
 asmgen::Fp8AttentionParams fp8_attention_params(const Problem &p, const Schedule &s) {
