@@ -68,12 +68,11 @@ const CodeObject *code_object(const Problem &p, bool wgmma) {
 // transposition costs a fixed share of the attention's work (3-5% at long sequences), which grows with
 // group * seqlen per element of V. Measured on the H200 (bench/NOTES.md, session 16): 0.99x at gqa-d128 2K
 // and mha-d192 8K (group * seqlen = 8K), 1.02-1.03x at gqa-d128 4K and mha-d192 16K (16K), 1.05x at
-// gqa-d128 8K-16K. Those were two-consumer kernels. At d = 128 the three-consumer kernel reads V^T only and
-// is 1.04x the two-consumer one at 8K (session 31), and the pre-pass pays from 8K (session 32: mha-d128 8K
-// 1.040x, gqa-d128 2K 1.000x). d_qk = 192's V^T kernels have three consumers too since session 32, but its
-// pre-pass is measured from 16K only: 8K waits for its A/B (bench/candidates/fp8-d192-vt8k.patch).
-constexpr int64_t kVtPrepassMinGroupKeysD128 = 8192;
-constexpr int64_t kVtPrepassMinGroupKeysD192 = 16384;
+// gqa-d128 8K-16K. Those were two-consumer kernels. The V^T kernels have three consumers now (d = 128 since
+// session 31, d_qk = 192 since session 32), 1.04-1.10x the two-consumer ones that transpose in the kernel,
+// and at d = 128 the pre-pass pays from 8K (session 32: mha-d128 8K 1.040x, gqa-d128 2K 1.000x). d_qk = 192
+// takes the same threshold (candidate fp8-d192-vt8k: its A/B at mha-d192 8K and gqa-d192 2K decides).
+constexpr int64_t kVtPrepassMinGroupKeys = 8192;
 
 int prepare(const Problem &problem, bool wgmma) {
   void *function = nullptr;
@@ -189,8 +188,7 @@ int fp8_wgmma_query_tile_rows(const Problem &p) {
 }
 
 int64_t fp8_vt_workspace_bytes(const Problem &p) {
-  const int64_t min_group_keys = p.d_qk == 128 ? kVtPrepassMinGroupKeysD128 : kVtPrepassMinGroupKeysD192;
-  if (p.group() * p.seqlen < min_group_keys) return 0;
+  if (p.group() * p.seqlen < kVtPrepassMinGroupKeys) return 0;
   Problem with_vt = p;  // whether the kernel that reads V^T exists for the problem and takes it
   with_vt.vt_prepass = true;
   return fp8_wgmma_attention_supports(with_vt) ? fp8_vt::workspace_bytes(p.batch, p.nheads_k, p.seqlen) : 0;

@@ -36,7 +36,7 @@ int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule,
 // The workspace bytes a call of `problem` can use to read V^T prepared once (src/kernels/fp8_vt_layout.h)
 // instead of transposing every block in the kernel: above 0 where the wgmma kernel takes the problem, has a
 // variant that reads V^T, and each V row is read by enough queries for the pre-pass to pay
-// (kVtPrepassMinGroupKeysD128 and D192 in the .cpp).
+// (kVtPrepassMinGroupKeys).
 int64_t fp8_vt_workspace_bytes(const Problem &problem);
 
 // The kernels' parameter block for a problem and a schedule (addresses as the problem holds them: device

@@ -14,8 +14,8 @@
 namespace {
 
 constexpr uint16_t kPoison = 0x7fc1;
-// Long enough for the FP8 kernels to use a workspace at either head dim (src/host/fp8_asm_attention.cpp: group *
-// seqlen from 8K at d = 128, 16K at d_qk = 192; here group 2).
+// Long enough for the FP8 kernels to use a workspace (src/host/fp8_asm_attention.cpp: group * seqlen from 8K;
+// here group 2).
 constexpr int64_t kLong = 8192, kH = 4, kHk = 2, kD = 128;
 constexpr int64_t kKeyBlock = 128;
 
@@ -75,17 +75,14 @@ TEST(Workspace, SizeFollowsDtypeRoundingAndShape) {
   EXPECT_EQ(workspace_size(d), 0u);
   d.d_qk = 128;
   d.p_rounding = ZYFA_P_ROUNDING_DEFAULT;
-  // Where the pre-pass would cost more than it saves, as measured: group * seqlen below 8K at d = 128, below
-  // 16K at d_qk = 192.
-  d.seqlen = kLong / 2 - 1;  // group * seqlen = 8190
-  EXPECT_EQ(workspace_size(d), 0u);
-  d.seqlen = kLong / 2;  // 8192
-  EXPECT_EQ(workspace_size(d), vt_bytes(1, kHk, kLong / 2));
-  d.d_qk = 192;
-  d.seqlen = kLong - 1;  // 16382
-  EXPECT_EQ(workspace_size(d), 0u);
-  d.seqlen = kLong;  // 16384
-  EXPECT_EQ(workspace_size(d), vt_bytes(1, kHk, kLong));
+  // Where the pre-pass would cost more than it saves: group * seqlen below 8K, at either head dim.
+  for (int64_t d_qk : {128, 192}) {
+    d.d_qk = d_qk;
+    d.seqlen = kLong / 2 - 1;  // group * seqlen = 8190
+    EXPECT_EQ(workspace_size(d), 0u) << "d_qk " << d_qk;
+    d.seqlen = kLong / 2;  // 8192
+    EXPECT_EQ(workspace_size(d), vt_bytes(1, kHk, kLong / 2)) << "d_qk " << d_qk;
+  }
   d.d_qk = 128;
   d.seqlen = kLong / 2 - 1;
   d.nheads = 4 * kH;  // four times the queries per V row

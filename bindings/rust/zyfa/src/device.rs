@@ -65,8 +65,7 @@ impl DeviceWorkspace {
 
 impl Attention {
     /// The workspace bytes a GPU call of this shape and precision can use: 0 where none makes it faster
-    /// (BF16, FP8 where (nheads / nheads_k) * seqlen is below 8K at d = 128 or 16K at d_qk = 192,
-    /// split P). Touches no device.
+    /// (BF16, FP8 where (nheads / nheads_k) * seqlen is below 8K, split P). Touches no device.
     pub fn workspace_size(&self, precision: DevicePrecision) -> Result<usize> {
         let desc = self.precision_descriptor(precision);
         let mut bytes = 0usize;
