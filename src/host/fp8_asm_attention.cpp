@@ -70,8 +70,8 @@ const CodeObject *code_object(const Problem &p, bool wgmma) {
 // and mha-d192 8K (group * seqlen = 8K), 1.02-1.03x at gqa-d128 4K and mha-d192 16K (16K), 1.05x at
 // gqa-d128 8K-16K. Those were two-consumer kernels. The V^T kernels have three consumers now (d = 128 since
 // session 31, d_qk = 192 since session 32), 1.04-1.10x the two-consumer ones that transpose in the kernel,
-// and at d = 128 the pre-pass pays from 8K (session 32: mha-d128 8K 1.040x, gqa-d128 2K 1.000x). d_qk = 192
-// takes the same threshold (candidate fp8-d192-vt8k: its A/B at mha-d192 8K and gqa-d192 2K decides).
+// and the pre-pass pays from 8K at either head dim (sessions 32-33: mha-d128 8K 1.040x, gqa-d128 2K 1.000x;
+// mha-d192 8K 1.06-1.09x, gqa-d192 2K 0.99-1.03x), but not from 4K (mha-d128 4K 0.958x, mha-d192 4K 1.009x).
 constexpr int64_t kVtPrepassMinGroupKeys = 8192;
 
 int prepare(const Problem &problem, bool wgmma) {
