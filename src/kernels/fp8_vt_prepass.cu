@@ -1,7 +1,9 @@
-// V -> the FP8 wgmma kernel's V^T in the caller's workspace (fp8_vt_layout.h), one CTA per 128-key block
-// of a (batch, kv head): V's rows land in shared memory, and each V^T row of the block leaves as 16-byte
-// stores of 16 keys in P's register order. A read and a write of V per call, which at long sequences costs
-// less than the kernel's per-block transposition it replaces (bench/NOTES.md, session 16).
+// V -> the FP8 wgmma kernel's V^T in the caller's workspace (fp8_vt_layout.h). Each thread moves one 16 x 16
+// byte tile: a group of 16 keys times one 16-byte chunk of V's row (16 dims). It loads the tile's 16 rows
+// and transposes them in registers by byte permutes into 16 V^T chunks, one per dim, of the group's 16 keys
+// in P's register order. No shared memory and no barrier: each thread has its 16 loads in flight at once,
+// so more of it runs at the memory's pace: at mha-d128 8K (32 MiB of V) 19.8 us and 48% of DRAM's peak, where
+// a shared-memory transpose per 128-key block took 31.3 us at 29% (6% of the attention's time; ncu, session 33).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -13,70 +15,78 @@ namespace zyfa::kernels {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kChunkBytes = 16;                               // one uint4
-constexpr int kRowChunks = fp8_vt::kVtDims / kChunkBytes;     // 8 per V row (and per 128 keys of a V^T row)
-constexpr int kBlockChunks = numerics::kKeyBlock * kRowChunks;  // 1024: a block of V, and of V^T
-constexpr int kSwizzleChunks = 8;
-static_assert(fp8_vt::kVtDims == numerics::kKeyBlock, "a V block and its V^T are both 128 x 128 bytes");
-static_assert(kBlockChunks % kThreads == 0, "every thread moves the same number of chunks");
+constexpr int kTileBytes = 16;                            // one uint4: the tile's side, in keys and in dims
+constexpr int kRowChunks = fp8_vt::kVtDims / kTileBytes;  // tiles across a V row
+constexpr int kWords = kTileBytes / 4;
+static_assert(fp8_vt::kKeyGroup == kTileBytes, "a tile's keys are one group of V^T's key order");
 
-// Shared memory holds the block's V rows with chunk c of key row r at c ^ ((r / 16) % 8): the second pass
-// reads one byte per key of a 16-key group, and a warp's 8 groups then fall in 8 distinct chunks.
-__device__ __forceinline__ int tile_offset(int key, int chunk) {
-  return key * fp8_vt::kVtDims + ((chunk ^ ((key / fp8_vt::kKeyGroup) % kSwizzleChunks)) * kChunkBytes);
+// The 4 x 4 byte transpose: word w of the result holds byte w of a, b, c and d, in that order.
+__device__ __forceinline__ void transpose4x4(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t out[4]) {
+  const uint32_t ab_lo = __byte_perm(a, b, 0x5140), ab_hi = __byte_perm(a, b, 0x7362);  // a0 b0 a1 b1, a2 b2 a3 b3
+  const uint32_t cd_lo = __byte_perm(c, d, 0x5140), cd_hi = __byte_perm(c, d, 0x7362);
+  out[0] = __byte_perm(ab_lo, cd_lo, 0x5410);
+  out[1] = __byte_perm(ab_lo, cd_lo, 0x7632);
+  out[2] = __byte_perm(ab_hi, cd_hi, 0x5410);
+  out[3] = __byte_perm(ab_hi, cd_hi, 0x7632);
 }
 
+// Tile index: ((b * nheads_k + h) * groups_per_head + group) * kRowChunks + chunk, so that a warp's 32 threads
+// read 4 groups' rows whole (8 chunks of 16 bytes each) and write 64 contiguous bytes of 8 V^T rows.
 __global__ void __launch_bounds__(kThreads) fp8_vt_prepass_kernel(const uint8_t *__restrict__ v, int64_t batch_stride,
                                                                   int64_t seq_stride, int64_t head_stride,
                                                                   int32_t nheads_k, int32_t seqlen,
-                                                                  int64_t padded_keys, int64_t blocks_per_head,
-                                                                  int64_t units, uint8_t *__restrict__ vt) {
-  __shared__ __align__(16) uint8_t tile[numerics::kKeyBlock * fp8_vt::kVtDims];
-  for (int64_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
-    const int64_t head_index = unit / blocks_per_head;  // b * nheads_k + h
-    const int64_t key0 = (unit % blocks_per_head) * numerics::kKeyBlock;
+                                                                  int64_t padded_keys, int64_t tiles,
+                                                                  uint8_t *__restrict__ vt) {
+  const int64_t groups_per_head = padded_keys / fp8_vt::kKeyGroup;
+  for (int64_t tile = int64_t(blockIdx.x) * kThreads + threadIdx.x; tile < tiles; tile += int64_t(gridDim.x) * kThreads) {
+    const int chunk = int(tile % kRowChunks);
+    const int64_t group = tile / kRowChunks % groups_per_head;
+    const int64_t head_index = tile / kRowChunks / groups_per_head;  // b * nheads_k + h
     const int64_t b = head_index / nheads_k, h = head_index % nheads_k;
-    const uint8_t *v_head = v + b * batch_stride + h * head_stride;
-    for (int i = threadIdx.x; i < kBlockChunks; i += kThreads) {
-      const int key = i / kRowChunks, chunk = i % kRowChunks;
-      uint4 bytes = make_uint4(0, 0, 0, 0);
-      if (key0 + key < seqlen)
-        bytes = __ldg(reinterpret_cast<const uint4 *>(v_head + (key0 + key) * seq_stride) + chunk);
-      *reinterpret_cast<uint4 *>(tile + tile_offset(key, chunk)) = bytes;
-    }
-    __syncthreads();
-    uint8_t *vt_head = vt + head_index * fp8_vt::kVtDims * padded_keys + key0;
-    for (int i = threadIdx.x; i < kBlockChunks; i += kThreads) {
-      const int dim = i / kRowChunks, group = i % kRowChunks;
-      uint32_t words[4];
-      for (int w = 0; w < 4; ++w) {
-        uint32_t word = 0;
+    const int64_t key0 = group * fp8_vt::kKeyGroup;
+    const uint8_t *rows = v + b * batch_stride + h * head_stride + chunk * kTileBytes;
+    uint4 row[kTileBytes];  // row[k]: dims chunk * 16 ... + 15 of key key0 + k; keys past seqlen are zeros
+#pragma unroll
+    for (int k = 0; k < kTileBytes; ++k)
+      row[k] = key0 + k < seqlen ? __ldg(reinterpret_cast<const uint4 *>(rows + (key0 + k) * seq_stride))
+                                 : make_uint4(0, 0, 0, 0);
+    uint8_t *out = vt + (head_index * fp8_vt::kVtDims + chunk * kTileBytes) * padded_keys + key0;
+#pragma unroll
+    for (int q = 0; q < kWords; ++q) {  // dims 4q ... 4q + 3 of the chunk
+      uint32_t col[4][kWords];          // col[j][t]: word t of dim 4q + j's V^T chunk
+#pragma unroll
+      for (int t = 0; t < kWords; ++t) {
+        uint32_t w[4];
+#pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const int key = group * fp8_vt::kKeyGroup + fp8_vt::key_at(4 * w + j);
-          word |= uint32_t(tile[tile_offset(key, dim / kChunkBytes) + dim % kChunkBytes]) << (8 * j);
+          const uint4 &r = row[fp8_vt::key_at(4 * t + j)];
+          w[j] = q == 0 ? r.x : q == 1 ? r.y : q == 2 ? r.z : r.w;
         }
-        words[w] = word;
+        uint32_t dims[4];
+        transpose4x4(w[0], w[1], w[2], w[3], dims);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) col[j][t] = dims[j];
       }
-      *reinterpret_cast<uint4 *>(vt_head + dim * padded_keys + group * fp8_vt::kKeyGroup) =
-          make_uint4(words[0], words[1], words[2], words[3]);
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        *reinterpret_cast<uint4 *>(out + (4 * q + j) * padded_keys) = make_uint4(col[j][0], col[j][1], col[j][2], col[j][3]);
     }
-    __syncthreads();  // the tile is refilled by the next unit
   }
 }
 
-// Enough CTAs to fill the GPU several times over; each walks units x, x + grid, ...
+// Enough CTAs to fill the GPU several times over; each thread walks tiles x, x + grid * kThreads, ...
 constexpr int64_t kMaxGrid = 1 << 16;
 
 }  // namespace
 
 int launch_fp8_vt_prepass(const Problem &p, void *workspace, void *stream) {
   const int64_t padded = fp8_vt::padded_keys(p.seqlen);
-  const int64_t blocks_per_head = padded / numerics::kKeyBlock;
-  const int64_t units = p.batch * p.nheads_k * blocks_per_head;
-  const int grid = int(units < kMaxGrid ? units : kMaxGrid);
+  const int64_t tiles = p.batch * p.nheads_k * (padded / fp8_vt::kKeyGroup) * kRowChunks;
+  const int64_t blocks = (tiles + kThreads - 1) / kThreads;
+  const int grid = int(blocks < kMaxGrid ? blocks : kMaxGrid);
   fp8_vt_prepass_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<const uint8_t *>(p.v.ptr), p.v.batch_stride, p.v.seq_stride, p.v.head_stride, int32_t(p.nheads_k),
-      int32_t(p.seqlen), padded, blocks_per_head, units, static_cast<uint8_t *>(workspace));
+      int32_t(p.seqlen), padded, tiles, static_cast<uint8_t *>(workspace));
   return cudaGetLastError();
 }
 
