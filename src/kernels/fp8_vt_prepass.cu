@@ -20,14 +20,20 @@ constexpr int kRowChunks = fp8_vt::kVtDims / kTileBytes;  // tiles across a V ro
 constexpr int kWords = kTileBytes / 4;
 static_assert(fp8_vt::kKeyGroup == kTileBytes, "a tile's keys are one group of V^T's key order");
 
+// __byte_perm selectors (nibble i picks result byte i from x's bytes 0-3 and y's 4-7).
+constexpr unsigned kZipLowBytes = 0x5140;   // x0 y0 x1 y1
+constexpr unsigned kZipHighBytes = 0x7362;  // x2 y2 x3 y3
+constexpr unsigned kLowHalves = 0x5410;     // x's low half, then y's
+constexpr unsigned kHighHalves = 0x7632;    // x's high half, then y's
+
 // The 4 x 4 byte transpose: word w of the result holds byte w of a, b, c and d, in that order.
 __device__ __forceinline__ void transpose4x4(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t out[4]) {
-  const uint32_t ab_lo = __byte_perm(a, b, 0x5140), ab_hi = __byte_perm(a, b, 0x7362);  // a0 b0 a1 b1, a2 b2 a3 b3
-  const uint32_t cd_lo = __byte_perm(c, d, 0x5140), cd_hi = __byte_perm(c, d, 0x7362);
-  out[0] = __byte_perm(ab_lo, cd_lo, 0x5410);
-  out[1] = __byte_perm(ab_lo, cd_lo, 0x7632);
-  out[2] = __byte_perm(ab_hi, cd_hi, 0x5410);
-  out[3] = __byte_perm(ab_hi, cd_hi, 0x7632);
+  const uint32_t ab_lo = __byte_perm(a, b, kZipLowBytes), ab_hi = __byte_perm(a, b, kZipHighBytes);
+  const uint32_t cd_lo = __byte_perm(c, d, kZipLowBytes), cd_hi = __byte_perm(c, d, kZipHighBytes);
+  out[0] = __byte_perm(ab_lo, cd_lo, kLowHalves);
+  out[1] = __byte_perm(ab_lo, cd_lo, kHighHalves);
+  out[2] = __byte_perm(ab_hi, cd_hi, kLowHalves);
+  out[3] = __byte_perm(ab_hi, cd_hi, kHighHalves);
 }
 
 // Tile index: ((b * nheads_k + h) * groups_per_head + group) * kRowChunks + chunk, so that a warp's 32 threads
