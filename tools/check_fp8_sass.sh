@@ -29,7 +29,7 @@ readonly kPairsPerBlock=32
 readonly kPvQgmmaPerChain=4
 readonly kQgmmaDepth=32  # the k of an e4m3 wgmma (m64nNk32)
 status=0
-while read -r name entry threads smem d_qk d_v lean_p schedule split_p _vt_prepass _tile_rows; do
+while read -r name entry threads smem d_qk d_v lean_p schedule split_p _vt_prepass _tile_rows _overlaps_prepass; do
   sass=$("$cuobjdump" -sass "$dir/$name.cubin")
   local_mem=$(grep -cE '\b(LDL|STL)(\.|\s)' <<<"$sass" || true)
   # The key loop: the shortest region [target, branch] of a conditional backward branch that holds a matrix

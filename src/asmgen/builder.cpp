@@ -455,6 +455,7 @@ void Builder::setmaxnreg(bool grow, int registers) {
   in.grow = grow;
 }
 
+void Builder::grid_dependency_wait() { push(Op::kGridDependencyWait, Type::kB32); }
 void Builder::fence_proxy_async() { push(Op::kFenceProxyAsync, Type::kB32); }
 void Builder::fence_mbarrier_init() { push(Op::kFenceMbarrierInit, Type::kB32); }
 

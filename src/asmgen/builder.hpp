@@ -124,6 +124,9 @@ class Builder {
   void prefetch_tensormap(Reg generic_addr);
   // setmaxnreg.inc (grow) or .dec: every warp of the warpgroup must run it.
   void setmaxnreg(bool grow, int registers);
+  // Waits until the grids this launch depends on programmatically (the V^T pre-pass) have completed and their
+  // writes are visible; returns at once in a launch without such a dependency.
+  void grid_dependency_wait();
   void fence_proxy_async();    // orders this thread's shared-memory writes before later async-proxy reads
   void fence_mbarrier_init();  // makes mbarrier.init visible to the async proxy
   void mbar_init(Reg addr, int arrivals);

@@ -68,8 +68,11 @@ void WgmmaEmitter::issue_kv(Reg block) {
 }
 
 // V^T_kb from the workspace (one row per dimension of padded keys, src/kernels/fp8_vt_layout.h) into the
-// first kDv rows of the V^T buffer; its rows of ones stay.
+// first kDv rows of the V^T buffer; its rows of ones stay. In a variant that overlaps the pre-pass
+// (Variant::overlaps_prepass) the pre-pass may still be running: V^T is the one input that waits for it, so
+// Q's and K's first copies do not. Once the pre-pass has completed the wait returns at once.
 void WgmmaEmitter::issue_vt(Reg key0, Reg empty_parity) {
+  if (variant.overlaps_prepass) b.grid_dependency_wait();
   b.mbar_wait(barrier(kVtEmpty, issue_ring.index), empty_parity);
   const Reg vt_full = barrier(kVtFull, issue_ring.index);
   b.mbar_arrive_expect_tx(vt_full, kDv * kVRowBytes);

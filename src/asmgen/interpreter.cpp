@@ -221,6 +221,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
     case Op::kParamAddress:
     case Op::kPrefetchTensormap:
     case Op::kSetmaxnreg:
+    case Op::kGridDependencyWait:
     case Op::kFenceProxyAsync:
     case Op::kFenceMbarrierInit:
     case Op::kMbarInit:
@@ -801,6 +802,7 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
       break;
     case Op::kPrefetchTensormap:
     case Op::kSetmaxnreg:
+    case Op::kGridDependencyWait:
     case Op::kFenceProxyAsync:
     case Op::kFenceMbarrierInit:
     case Op::kWgmmaFence: break;

@@ -40,7 +40,8 @@ int main(int argc, char **argv) {
       manifest += v.name + " " + prog.entry + " " + std::to_string(prog.threads) + " " +
                   std::to_string(prog.dynamic_smem_bytes) + " " + std::to_string(v.d_qk) + " " +
                   std::to_string(v.d_v) + " " + (v.lean_p ? "1" : "0") + " " + schedule_name(v.schedule) + " " +
-                  (v.split_p ? "1" : "0") + " " + (v.vt_prepass ? "1" : "0") + " " + std::to_string(query_tile_rows(v)) + "\n";
+                  (v.split_p ? "1" : "0") + " " + (v.vt_prepass ? "1" : "0") + " " + std::to_string(query_tile_rows(v)) + " " +
+                  (v.overlaps_prepass ? "1" : "0") + "\n";
     } catch (const std::exception &e) {
       std::fprintf(stderr, "zyfa_asmgen: %s: %s\n", v.name.c_str(), e.what());
       return 1;

@@ -196,6 +196,7 @@ class Printer {
       case Op::kSetmaxnreg:
         out_ << "setmaxnreg." << (in.grow ? "inc" : "dec") << ".sync.aligned.u32 " << in.aux;
         break;
+      case Op::kGridDependencyWait: out_ << "griddepcontrol.wait"; break;
       case Op::kFenceProxyAsync: out_ << "fence.proxy.async.shared::cta"; break;
       case Op::kFenceMbarrierInit: out_ << "fence.mbarrier_init.release.cluster"; break;
       case Op::kMbarInit:

@@ -31,7 +31,7 @@ enum class Op : uint8_t {
   // warp and CTA collectives
   kShflBfly, kShflIdx, kBarSync, kBarArrive, kMmaF16,
   // Hopper's asynchronous machinery (the wgmma kernels; the CPU interpreter models them, interpreter.hpp)
-  kParamAddress, kPrefetchTensormap, kSetmaxnreg, kFenceProxyAsync, kFenceMbarrierInit, kMbarInit, kMbarArrive,
+  kParamAddress, kPrefetchTensormap, kSetmaxnreg, kGridDependencyWait, kFenceProxyAsync, kFenceMbarrierInit, kMbarInit, kMbarArrive,
   kMbarExpectTx, kMbarWait, kTmaLoad4d, kWgmma, kWgmmaFence, kWgmmaCommit, kWgmmaWait,
   // special registers and control flow
   kReadSpecial, kLabel, kBra, kExit,

@@ -28,6 +28,10 @@ struct Variant {
   // register file only serialized (S on the P V accumulator's registers, 160 each), so only where that schedule
   // leaves ptxas nothing to spill (fp8_wgmma_emitter.hpp).
   int consumers = 2;
+  // vt_prepass only: the producer waits for the pre-pass's grid (griddepcontrol.wait) before each V^T copy,
+  // so the host may launch the kernel to start while the pre-pass finishes (programmatic stream
+  // serialization). A variant without it is launched after the pre-pass has completed.
+  bool overlaps_prepass = false;
 };
 
 // Query rows per tile of the variant's job table: 64 per consumer warpgroup (wgmma), numerics::kQueryTile

@@ -18,6 +18,7 @@ struct CodeObject {
   bool wgmma;              // the TMA + wgmma schedule (true) or the mma.sync one
   bool vt_prepass;         // wgmma: reads V^T from the call's workspace (src/kernels/fp8_vt_layout.h)
   int query_tile_rows;     // rows per query tile of the job table the kernel walks
+  bool overlaps_prepass;   // vt_prepass: may be launched to overlap the pre-pass (it waits before reading V^T)
   const unsigned char *image;
   size_t image_bytes;
 };

@@ -315,8 +315,7 @@ using ModuleLoadData = CUresult (*)(CUmodule *, const void *);
 using ModuleGetFunction = CUresult (*)(CUfunction *, CUmodule, const char *);
 using ModuleUnload = CUresult (*)(CUmodule);
 using FuncSetAttribute = CUresult (*)(CUfunction, CUfunction_attribute, int);
-using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                  CUstream, void **, void **);
+using LaunchKernelEx = CUresult (*)(const CUlaunchConfig *, CUfunction, void **, void **);
 using CtxGetCurrent = CUresult (*)(CUcontext *);
 using CtxSetCurrent = CUresult (*)(CUcontext);
 using CtxGetId = CUresult (*)(CUcontext, unsigned long long *);
@@ -326,7 +325,7 @@ struct DriverApi {
   ModuleGetFunction module_get_function = nullptr;
   ModuleUnload module_unload = nullptr;
   FuncSetAttribute func_set_attribute = nullptr;
-  LaunchKernel launch_kernel = nullptr;
+  LaunchKernelEx launch_kernel_ex = nullptr;
   CtxGetCurrent ctx_get_current = nullptr;
   CtxSetCurrent ctx_set_current = nullptr;
   CtxGetId ctx_get_id = nullptr;
@@ -352,7 +351,7 @@ const DriverApi &driver() {
     if (d.error == cudaSuccess) d.error = resolve("cuModuleGetFunction", &d.module_get_function);
     if (d.error == cudaSuccess) d.error = resolve("cuModuleUnload", &d.module_unload);
     if (d.error == cudaSuccess) d.error = resolve("cuFuncSetAttribute", &d.func_set_attribute);
-    if (d.error == cudaSuccess) d.error = resolve("cuLaunchKernel", &d.launch_kernel);
+    if (d.error == cudaSuccess) d.error = resolve("cuLaunchKernelEx", &d.launch_kernel_ex);
     if (d.error == cudaSuccess) d.error = resolve("cuCtxGetCurrent", &d.ctx_get_current);
     if (d.error == cudaSuccess) d.error = resolve("cuCtxSetCurrent", &d.ctx_set_current);
     if (d.error == cudaSuccess) d.error = resolve("cuCtxGetId", &d.ctx_get_id);
@@ -435,12 +434,24 @@ int set_max_dynamic_shared_memory(void *function, int bytes) {
                                   bytes));
 }
 
-int launch_function(void *function, int grid, int block, int dynamic_smem_bytes, void *stream, void *params) {
+int launch_function(void *function, int grid, int block, int dynamic_smem_bytes, void *stream, void *params,
+                    StreamOrder order) {
   const DriverApi &d = driver();
   if (d.error != cudaSuccess) return d.error;
+  CUlaunchAttribute overlap{};
+  overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  overlap.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = unsigned(grid);
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = unsigned(block);
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = unsigned(dynamic_smem_bytes);
+  config.hStream = static_cast<CUstream>(stream);
+  config.attrs = &overlap;
+  config.numAttrs = order == StreamOrder::kOverlapPrevious ? 1 : 0;
   void *args[] = {params};
-  return int(d.launch_kernel(static_cast<CUfunction>(function), unsigned(grid), 1, 1, unsigned(block), 1, 1,
-                             unsigned(dynamic_smem_bytes), static_cast<CUstream>(stream), args, nullptr));
+  return int(d.launch_kernel_ex(&config, static_cast<CUfunction>(function), args, nullptr));
 }
 
 }  // namespace zyfa::cuda

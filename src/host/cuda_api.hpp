@@ -46,8 +46,16 @@ int module_function(void *module, const char *entry, void **function);
 void unload_module(void *module);
 // Raises the kernel's dynamic shared memory limit to `bytes` (needed above 48 KiB).
 int set_max_dynamic_shared_memory(void *function, int bytes);
+// How a launch follows the work before it in its stream.
+enum class StreamOrder {
+  kAfterCompletion,  // starts once the stream's earlier work has completed
+  // may start once every block of the kernel just before it has called griddepcontrol.launch_dependents or
+  // exited; the kernel itself waits (griddepcontrol.wait) before reading what that kernel writes
+  kOverlapPrevious,
+};
 // Launches `function` with one parameter, the block at `params` (the kernel's parameter struct).
-int launch_function(void *function, int grid, int block, int dynamic_smem_bytes, void *stream, void *params);
+int launch_function(void *function, int grid, int block, int dynamic_smem_bytes, void *stream, void *params,
+                    StreamOrder order = StreamOrder::kAfterCompletion);
 
 }  // namespace zyfa::cuda
 

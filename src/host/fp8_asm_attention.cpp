@@ -87,9 +87,10 @@ int kernel_function(const CodeObject &object, const Schedule &schedule, void **f
 }
 
 int launch(const CodeObject &object, void *function, const asmgen::Fp8AttentionParams &params,
-           const Schedule &schedule, void *stream) {
+           const Schedule &schedule, void *stream, cuda::StreamOrder order = cuda::StreamOrder::kAfterCompletion) {
   asmgen::Fp8AttentionParams copy = params;
-  return cuda::launch_function(function, schedule.grid, object.threads, object.dynamic_smem_bytes, stream, &copy);
+  return cuda::launch_function(function, schedule.grid, object.threads, object.dynamic_smem_bytes, stream, &copy,
+                               order);
 }
 
 // q, k and v as the wgmma schedule maps them (one tensor map each, elements of one byte): the one list
@@ -267,7 +268,11 @@ int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule,
                                                    kByte, kVBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_128B)) {
     return e;
   }
-  return launch(object, function, params, schedule, stream);
+  // Where the producer waits for the pre-pass before each V^T copy (fp8_wgmma_producer.cpp; only a vt_prepass
+  // kernel does), the kernel's setup, Q's copy and its first K copies overlap the pre-pass's tail.
+  const cuda::StreamOrder order =
+      object.overlaps_prepass ? cuda::StreamOrder::kOverlapPrevious : cuda::StreamOrder::kAfterCompletion;
+  return launch(object, function, params, schedule, stream, order);
 }
 
 }  // namespace zyfa::kernels

@@ -43,6 +43,10 @@ __global__ void __launch_bounds__(kThreads) fp8_vt_prepass_kernel(const uint8_t 
                                                                   int32_t nheads_k, int32_t seqlen,
                                                                   int64_t padded_keys, int64_t tiles,
                                                                   uint8_t *__restrict__ vt) {
+  // A kernel launched to overlap this grid (CodeObject::overlaps_prepass) may start now: its CTAs take SMs
+  // as this grid's blocks leave them, and wait for this grid's completion before their first V^T copy. Without
+  // such a dependent the trigger does nothing.
+  cudaTriggerProgrammaticLaunchCompletion();
   const int64_t groups_per_head = padded_keys / fp8_vt::kKeyGroup;
   for (int64_t tile = int64_t(blockIdx.x) * kThreads + threadIdx.x; tile < tiles; tile += int64_t(gridDim.x) * kThreads) {
     const int chunk = int(tile % kRowChunks);

@@ -341,5 +341,25 @@ TEST(Fp8Emitter, SameProgramTwice) {
   }
 }
 
+// A kernel launched to overlap the pre-pass must wait for it before reading V^T; any other kernel is launched
+// after the work before it has completed and needs no wait (code_objects.hpp's overlaps_prepass).
+TEST(Fp8Emitter, OnlyKernelsThatOverlapThePrePassWaitForIt) {
+  int overlapping = 0;
+  for (const asmgen::Variant &v : asmgen::variants()) {
+    if (v.schedule != asmgen::Schedule::kWgmma) continue;
+    const asmgen::Program program = asmgen::build_fp8_wgmma_attention(v);
+    const auto waits = std::count_if(program.code.begin(), program.code.end(),
+                                     [](const asmgen::Instr &in) { return in.op == asmgen::Op::kGridDependencyWait; });
+    if (v.overlaps_prepass) {
+      EXPECT_TRUE(v.vt_prepass) << v.name << ": only the pre-pass's reader can overlap it";
+      EXPECT_GT(waits, 0) << v.name;
+      ++overlapping;
+    } else {
+      EXPECT_EQ(waits, 0) << v.name;
+    }
+  }
+  EXPECT_GT(overlapping, 0) << "no variant overlaps the V^T pre-pass";
+}
+
 }  // namespace
 }  // namespace zyfa::test
