@@ -42,6 +42,12 @@ foreach(line IN LISTS lines)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "ptxas failed on ${ptx}:\n${out}${err}")
   endif()
+  # The kernel is correct either way, but a ptxas other than the one zyfa is tuned on (CUDA 13.0) may spill it
+  # or serialize its wgmma (C75xx) and make it slower: say so in the build, not only in asmgen_ptxas_report.
+  if("${out}${err}" MATCHES "\\(C75[0-9][0-9]\\)|Potential Performance Loss|[1-9][0-9]* bytes spill")
+    message(WARNING "zyfa: ptxas made ${name} slower than intended (it runs correctly; zyfa's FP8 kernels are tuned "
+                    "on the CUDA 13.0 ptxas). Its report (${dir}/${name}.ptxas.txt):\n${out}${err}")
+  endif()
   file(READ ${cubin} hex HEX)
   string(LENGTH "${hex}" hex_len)
   math(EXPR size "${hex_len} / 2")
