@@ -86,9 +86,13 @@ int kernel_function(const CodeObject &object, const Schedule &schedule, void **f
   return code_object_function(object, function);
 }
 
+// A kernel whose producer waits for the pre-pass before each V^T copy (overlaps_prepass; fp8_wgmma_producer.cpp)
+// is launched to overlap it: its setup, Q's copy and its first K copies run during the pre-pass's tail.
 int launch(const CodeObject &object, void *function, const asmgen::Fp8AttentionParams &params,
-           const Schedule &schedule, void *stream, cuda::StreamOrder order = cuda::StreamOrder::kAfterCompletion) {
+           const Schedule &schedule, void *stream) {
   asmgen::Fp8AttentionParams copy = params;
+  const cuda::StreamOrder order =
+      object.overlaps_prepass ? cuda::StreamOrder::kOverlapPrevious : cuda::StreamOrder::kAfterCompletion;
   return cuda::launch_function(function, schedule.grid, object.threads, object.dynamic_smem_bytes, stream, &copy,
                                order);
 }
@@ -268,11 +272,7 @@ int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule,
                                                    kByte, kVBoxBytes, kBoxRows, CU_TENSOR_MAP_SWIZZLE_128B)) {
     return e;
   }
-  // Where the producer waits for the pre-pass before each V^T copy (fp8_wgmma_producer.cpp; only a vt_prepass
-  // kernel does), the kernel's setup, Q's copy and its first K copies overlap the pre-pass's tail.
-  const cuda::StreamOrder order =
-      object.overlaps_prepass ? cuda::StreamOrder::kOverlapPrevious : cuda::StreamOrder::kAfterCompletion;
-  return launch(object, function, params, schedule, stream, order);
+  return launch(object, function, params, schedule, stream);
 }
 
 }  // namespace zyfa::kernels

@@ -3,6 +3,7 @@
 #   cmake -DMANIFEST=<dir>/manifest.txt -DPTXAS=<ptxas> -DOUTPUT=<file.cpp> -P build_code_objects.cmake
 # ptxas's -v report of each variant is kept beside its cubin (<variant>.ptxas.txt) for the tests.
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/../../../cmake/ZyfaPtxasNotes.cmake)
 foreach(var MANIFEST PTXAS OUTPUT)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "build_code_objects.cmake: -D${var}=... is required")
@@ -44,7 +45,7 @@ foreach(line IN LISTS lines)
   endif()
   # The kernel is correct either way, but a ptxas other than the one zyfa is tuned on (CUDA 13.0) may spill it
   # or serialize its wgmma (C75xx) and make it slower: say so in the build, not only in asmgen_ptxas_report.
-  if("${out}${err}" MATCHES "\\(C75[0-9][0-9]\\)|Potential Performance Loss|[1-9][0-9]* bytes spill")
+  if("${out}${err}" MATCHES "${ZYFA_WGMMA_NOTE_REGEX}|Potential Performance Loss|[1-9][0-9]* bytes spill")
     message(WARNING "zyfa: ptxas made ${name} slower than intended (it runs correctly; zyfa's FP8 kernels are tuned "
                     "on the CUDA 13.0 ptxas). Its report (${dir}/${name}.ptxas.txt):\n${out}${err}")
   endif()
