@@ -148,8 +148,7 @@ void print_error_pattern(const AttentionShape &sh, const std::vector<double> &go
 
 
 void check_against_fp64_and_cpu(const AttentionShape &sh, const ActivationSpec &spec, const char *inputs) {
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   Case c(sh, spec, seed);
   ASSERT_EQ(c.status(), "");
   HostAttention &h = c.host();
@@ -234,8 +233,7 @@ class Bf16Determinism : public ::testing::TestWithParam<AttentionShape> {};
 TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
   ZYFA_SKIP_WITHOUT_GPU();
   const AttentionShape &sh = GetParam();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   Case c(sh, ActivationSpec{}, seed);
   ASSERT_EQ(c.status(), "");
   HostAttention &h = c.host();
@@ -270,9 +268,9 @@ TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
   ASSERT_EQ(c.download(), "");
   const bool graph_same = first.matches(h);
   EXPECT_TRUE(graph_same) << "graph replay";
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(stream);
+  EXPECT_EQ(cuda_message("cudaGraphExecDestroy", cudaGraphExecDestroy(exec)), "");
+  EXPECT_EQ(cuda_message("cudaGraphDestroy", cudaGraphDestroy(graph)), "");
+  EXPECT_EQ(cuda_message("cudaStreamDestroy", cudaStreamDestroy(stream)), "");
   std::printf("[bf16] %-36s seed %llu  %d calls after the first, %d differing bitwise;%s graph replay %s\n",
               sh.name().c_str(), (unsigned long long)seed, kRepeats, differing,
               pairs ? " one head per CTA identical;" : "", graph_same ? "identical" : "DIFFERS");
@@ -383,8 +381,7 @@ TEST(Bf16Routing, OutputRowsMustStartOnSixteenBytes) {
 TEST(Bf16LargeOffsets, BatchPastFourGiBRunsHere) {
   ZYFA_SKIP_WITHOUT_GPU();
   const AttentionShape sh = attention_shape(ZYFA_DTYPE_BF16, 128, 2, 300, 2, 1, Layout::kBSHD);
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   constexpr int64_t kStride = (int64_t(1) << 31) + 1024;  // bf16 elements between batches: 4 GiB + 2 KiB
   constexpr size_t kElem = 2;
   HostAttention h(sh);

@@ -70,6 +70,13 @@ class DeviceCopy {
   const std::string &status() const { return status_; }
   const Problem &problem() const { return problem_; }
 
+  // Writes the poison pattern (every byte 0xff) over the device out and lse, gaps included, so that a
+  // repeated call is checked for writing every element again.
+  std::string poison_outputs() {
+    std::string s = cuda_message("cudaMemset out", cudaMemset(out_.get(), 0xff, out_.size()));
+    if (s.empty() && lse_.get()) s = cuda_message("cudaMemset lse", cudaMemset(lse_.get(), 0xff, lse_.size()));
+    return s;
+  }
   // Copies out and lse back into the HostAttention.
   std::string download() {
     for (int64_t b = 0; b < host_.out.batch(); ++b) {
@@ -172,10 +179,11 @@ class Case {
     dev_ = std::make_unique<DeviceCopy>(host_, in_batch_stride, out_batch_stride);
     return dev_->status();
   }
-  // One launch over the uploaded copies (grid 0: the plan cache's grid), outputs back into host().
+  // One launch over the uploaded copies, poisoned first (grid 0: the plan cache's grid), outputs back into host().
   std::string run(int grid = 0) {
     if (!dev_) return "run before upload";
-    std::string m = launch_and_wait(dev_->problem(), jobs_.schedule(grid));
+    std::string m = dev_->poison_outputs();
+    if (m.empty()) m = launch_and_wait(dev_->problem(), jobs_.schedule(grid));
     return m.empty() ? dev_->download() : m;
   }
 

@@ -134,9 +134,10 @@ class Fp8AsmRun {
     s.grid = std::min(grid > 0 ? grid : sms_ * kernels::fp8_attention_ctas_per_sm(), n_jobs_);
     return s;
   }
-  // One launch, waited for, outputs back into host().
+  // Poisons the device outputs, then one launch, waited for, outputs back into host().
   std::string run(int grid = 0) {
     const kernels::Schedule sched = schedule(grid);
+    if (std::string p = dev_->poison_outputs(); !p.empty()) return p;
     std::string m = c_.wgmma ? cuda_message("launch_fp8_wgmma_attention",
                                             kernels::launch_fp8_wgmma_attention(problem_, sched, nullptr))
                              : cuda_message("launch_fp8_asm_attention",
@@ -344,8 +345,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8AsmSplitGain,
 // naming p_rounding and the stride, and write nothing; exact P on the same descriptor runs.
 TEST(Fp8AsmSplitRefusal, StrideTmaCannotMapIsBadArgumentAndWritesNothing) {
   ZYFA_SKIP_WITHOUT_GPU();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   for (int64_t d : {128, 192}) {
     SCOPED_TRACE("d_qk " + std::to_string(d));
     AttentionShape sh = attention_shape(ZYFA_DTYPE_FP8_E4M3, d, 2, 300, 4, 2, Layout::kStrided);

@@ -199,7 +199,8 @@ TEST(QuantizeGpuNonFinite, NanDescaleAndNanCodesLikeTheHostTwin) {
   for (const float bad : {INFINITY, -INFINITY, NAN}) {
     for (const zyfa_rotation r : {ZYFA_ROTATION_NONE, ZYFA_ROTATION_HADAMARD}) {
       SCOPED_TRACE(std::to_string(bad) + (r ? " rotated" : " plain"));
-      QuantizeCase c(50, 128, 128, r, 1.0f, fresh_seed());
+      ZYFA_TRACED_SEED(seed);
+      QuantizeCase c(50, 128, 128, r, 1.0f, seed);
       c.src[4321] = num::bf16_bits(bad);
       GpuResult gpu;
       // Every code is expected to be NaN (0x7f), so the poison is another one.

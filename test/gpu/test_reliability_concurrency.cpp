@@ -155,8 +155,7 @@ class Slot {
 
 TEST(ReliabilityConcurrency, ThreadsAndStreamsGiveSingleThreadedBits) {
   ZYFA_SKIP_WITHOUT_GPU();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   const std::vector<AttentionShape> shapes = mixed_shapes();
   ASSERT_GT(shapes.size(), kCapacity);
 

@@ -132,8 +132,7 @@ class ReliabilityDeterminism : public ::testing::TestWithParam<DeterminismCase> 
 TEST_P(ReliabilityDeterminism, HundredCallsAreBitwiseIdentical) {
   ZYFA_SKIP_WITHOUT_GPU();
   const DeterminismCase &c = GetParam();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   Stream stream, side;
   ZYFA_ASSERT_CUDA(stream.error());
   ZYFA_ASSERT_CUDA(side.error());

@@ -170,7 +170,8 @@ zyfa_status broken(std::string *note, std::string why) {
 
 // A pending error the application left (a failed allocation), then a call: CUDA_ERROR, error kept.
 zyfa_status call_with_pending_error(std::string *note) {
-  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 64, 2, 1), fresh_seed());
+  ZYFA_TRACED_SEED(seed);
+  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 64, 2, 1), seed);
   if (!p.status().empty()) return broken(note, p.status());
   void *never = nullptr;
   if (cudaMalloc(&never, kImpossibleBytes) == cudaSuccess) return broken(note, "an impossible cudaMalloc succeeded");
@@ -202,7 +203,8 @@ zyfa_status prepare_without_device_memory(std::string *note) {
 zyfa_status capture_without_prepare(std::string *note) {
   Stream stream;
   if (stream.error() != cudaSuccess) return broken(note, "cudaStreamCreate failed");
-  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, kUnpreparedSeqlen, 2, 2), fresh_seed());
+  ZYFA_TRACED_SEED(seed);
+  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, kUnpreparedSeqlen, 2, 2), seed);
   if (!p.status().empty()) return broken(note, p.status());
   const zyfa_attn_desc d = p.desc();
   cudaGraph_t graph = nullptr;
@@ -308,6 +310,8 @@ TEST(ReliabilityErrors, EveryStatusIsReachedOrExplained) {
   }
   std::printf("[ statuses ] %d reached, %d need a GPU, %d not reachable on this machine\n", reached, needs_gpu,
               unreachable);
+  // The rows that need a GPU were not checked: say so as a skip, not a pass (the host rows' checks above stand).
+  if (needs_gpu > 0) GTEST_SKIP() << needs_gpu << " statuses need a GPU; the " << reached << " reachable here passed";
 }
 
 // ---------------------------------------------------------------- per-thread messages
@@ -342,8 +346,7 @@ TEST(ReliabilityErrors, LastErrorIsPerThread) {
 
 TEST(ReliabilityErrors, FailedGpuCallsWriteNothing) {
   ZYFA_SKIP_WITHOUT_GPU();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, kS, kH, kHk), seed);
   ASSERT_EQ(p.status(), "");
   const zyfa_attn_desc valid = p.desc();
@@ -370,7 +373,8 @@ TEST(ReliabilityErrors, FailedGpuCallsWriteNothing) {
 
 TEST(ReliabilityErrors, PendingCudaErrorIsReportedAndLeftInPlace) {
   ZYFA_SKIP_WITHOUT_GPU();
-  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 300, 4, 2), fresh_seed());
+  ZYFA_TRACED_SEED(seed);
+  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 300, 4, 2), seed);
   ASSERT_EQ(p.status(), "");
   ZYFA_ASSERT_CUDA(p.poison(nullptr));
   ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
@@ -434,7 +438,8 @@ TEST(ReliabilityChild, DISABLED_CallsWorkAfterADeviceReset) {
   ZYFA_SKIP_WITHOUT_GPU();
   const AttentionShape shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 1, 300, 4, 2);  // the asmgen kernel
   const auto call = [&shape] {
-    DeviceProblem p(shape, fresh_seed());
+    ZYFA_TRACED_SEED(seed);
+    DeviceProblem p(shape, seed);
     ASSERT_EQ(p.status(), "");
     const zyfa_attn_desc d = p.desc();
     ASSERT_EQ(zyfa_attn_fwd(&d, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
@@ -505,7 +510,8 @@ struct DriverContexts {
 void call_each_dtype(const DriverContexts &driver) {
   for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
     SCOPED_TRACE(dtype == ZYFA_DTYPE_BF16 ? "bf16" : "fp8");
-    DeviceProblem p(attention_shape(dtype, 128, 1, 300, 4, 2), fresh_seed());
+    ZYFA_TRACED_SEED(seed);
+    DeviceProblem p(attention_shape(dtype, 128, 1, 300, 4, 2), seed);
     ASSERT_EQ(p.status(), "");
     // Read after the inputs' allocations, which make the primary context current where none was.
     CUcontext before = nullptr, after = nullptr;
@@ -575,7 +581,8 @@ TEST(ReliabilityChild, DISABLED_EachContextGetsItsOwnPlans) {
 
 TEST(ReliabilityChild, DISABLED_StickyErrorIsReported) {
   ZYFA_SKIP_WITHOUT_GPU();
-  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 300, 4, 2), fresh_seed());
+  ZYFA_TRACED_SEED(seed);
+  DeviceProblem p(attention_shape(ZYFA_DTYPE_BF16, 128, 1, 300, 4, 2), seed);
   ASSERT_EQ(p.status(), "");
   const zyfa_attn_desc valid = p.desc();
   // An output at an unmapped address: validation cannot know, the kernel faults, the context is lost.

@@ -65,8 +65,7 @@ class ReliabilityGraphs : public ::testing::TestWithParam<GraphCase> {};
 TEST_P(ReliabilityGraphs, PreparedCaptureReplaysNewInputsCorrectly) {
   ZYFA_SKIP_WITHOUT_GPU();
   const GraphCase &c = GetParam();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   Stream stream;
   ZYFA_ASSERT_CUDA(stream.error());
   DeviceProblem problem(c.shape, seed);
@@ -130,8 +129,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, ReliabilityGraphs, ::testing::ValuesIn(graph_cas
 // FP8, other code. The prepare must have readied both. The replay must give the eager call's bits.
 TEST(ReliabilityGraphsFallback, PrepareReadiesTheKernelOtherStridesFallTo) {
   ZYFA_SKIP_WITHOUT_GPU();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   const AttentionShape shapes[] = {
       attention_shape(ZYFA_DTYPE_BF16, 128, 2, kUnpreparedSeqlen + 2, 8, 2),
       attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 2, 4099, 8, 2, Layout::kBSHD, true),  // group * seqlen >= 16K
@@ -186,8 +184,7 @@ TEST(ReliabilityGraphsFallback, PrepareReadiesTheKernelOtherStridesFallTo) {
 
 TEST(ReliabilityGraphsUnprepared, CaptureWithoutPrepareIsRefusedAndTheCaptureSurvives) {
   ZYFA_SKIP_WITHOUT_GPU();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   Stream stream;
   ZYFA_ASSERT_CUDA(stream.error());
   DeviceProblem problem(attention_shape(ZYFA_DTYPE_BF16, 128, 1, kUnpreparedSeqlen, 3, 1), seed);
@@ -256,8 +253,7 @@ TEST(ReliabilityGraphsUnprepared, CaptureWithoutPrepareIsRefusedAndTheCaptureSur
 // be freed (memory stays bounded) and every result must be right.
 TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureIntact) {
   ZYFA_SKIP_WITHOUT_GPU();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   Stream capture_stream, serve_stream;
   ZYFA_ASSERT_CUDA(capture_stream.error());
   ZYFA_ASSERT_CUDA(serve_stream.error());

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -33,16 +34,21 @@ std::vector<OddCase> odd_cases() {
     int64_t d_qk;
   } kKernels[] = {{ZYFA_DTYPE_BF16, 128}, {ZYFA_DTYPE_BF16, 192}, {ZYFA_DTYPE_FP8_E4M3, 128}, {ZYFA_DTYPE_FP8_E4M3, 192}};
   const Layout kLayouts[] = {Layout::kBSHD, Layout::kBHSD, Layout::kStrided};
+  const struct {
+    int64_t nheads, nheads_k;
+  } kHeads[] = {{2, 2}, {6, 3}, {4, 1}};  // MHA, GQA 2:1, MQA 4:1
   std::vector<OddCase> cases;
-  int i = 0;
-  for (int64_t s : kSeqlens) {
-    for (const auto &k : kKernels) {
-      // Layouts, batch and head ratios rotate across the cases so that each seqlen meets several.
-      const Layout layout = kLayouts[i % 3];
-      const int64_t batch = 1 + i % 2, nheads_k = 1 + i % 3;
-      AttentionShape shape = attention_shape(k.dtype, k.d_qk, batch, s, 2 * nheads_k, nheads_k, layout, i % 4 == 2);
+  for (int j = 0; j < int(std::size(kSeqlens)); ++j) {
+    for (int k = 0; k < int(std::size(kKernels)); ++k) {
+      // Layout, batch, heads and the descale form each rotate on their own step across seqlens (j) and
+      // kernels (k), so that every kernel meets every layout, both batch counts and every head ratio.
+      const Layout layout = kLayouts[(j + k) % 3];
+      const int64_t batch = 1 + (j + k) % 2;
+      const auto heads = kHeads[(j + 2 * k) % 3];
+      const bool per_head_descale = kKernels[k].dtype == ZYFA_DTYPE_FP8_E4M3 && j % 2 == 0;
+      AttentionShape shape = attention_shape(kKernels[k].dtype, kKernels[k].d_qk, batch, kSeqlens[j], heads.nheads,
+                                             heads.nheads_k, layout, per_head_descale);
       cases.push_back({shape.name(), shape});
-      ++i;
     }
   }
   return cases;
@@ -52,8 +58,7 @@ class ReliabilityOddShapes : public ::testing::TestWithParam<OddCase> {};
 
 TEST_P(ReliabilityOddShapes, MatchesFp64AndWritesOnlyItsOutput) {
   ZYFA_SKIP_WITHOUT_GPU();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   Stream stream;
   ZYFA_ASSERT_CUDA(stream.error());
   DeviceProblem problem(GetParam().shape, seed);
@@ -109,8 +114,7 @@ class ReliabilityHuge : public ::testing::TestWithParam<HugeCase> {};
 TEST_P(ReliabilityHuge, TensorsPastFourGiBAreCorrectInEveryBatch) {
   ZYFA_SKIP_WITHOUT_GPU();
   const HugeCase &c = GetParam();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   AttentionShape pool_shape = attention_shape(c.dtype, c.d_qk, kPool, c.seqlen, c.nheads, c.nheads_k);
   HostAttention pool(pool_shape);
   pool.set_inputs(generate_activations(pool_shape.qkv(), ActivationSpec{}, seed));

@@ -7,6 +7,9 @@
 namespace zyfa::test {
 namespace {
 
+static_assert(kPoisonBf16 == 0xffff && kPoisonF32 == 0xffffffffu,
+              "poison_outputs writes the poison with cudaMemset: every byte of it must be 0xff");
+
 // The first non-empty message of a sequence of steps.
 void keep_first(std::string &status, std::string message) {
   if (status.empty()) status = std::move(message);
@@ -99,6 +102,12 @@ zyfa_attn_desc DeviceAttention::desc() const {
     d.v_descale.ptr = static_cast<const float *>(v_descale_.get());
   }
   return d;
+}
+
+std::string DeviceAttention::poison_outputs() {
+  std::string s = cuda_message("cudaMemset out", cudaMemset(out_.get(), 0xff, out_.size()));
+  if (s.empty() && lse_.get()) s = cuda_message("cudaMemset lse", cudaMemset(lse_.get(), 0xff, lse_.size()));
+  return s;
 }
 
 std::string DeviceAttention::download_outputs() {

@@ -58,6 +58,9 @@ class DeviceAttention {
   zyfa_attn_desc desc() const;
   // Copies out and lse back into the HostAttention, for its checks.
   std::string download_outputs();
+  // Writes the poison pattern (every byte 0xff: kPoisonBf16, kPoisonF32) over the device out and lse, gaps
+  // included, on the legacy stream, so that a repeated call is checked for writing every element again.
+  std::string poison_outputs();
 
  private:
   HostAttention &host_;
