@@ -40,7 +40,7 @@ const (
 	// residual, summed by a second P V product into the same accumulator. P's rounding error falls about 42x
 	// below exact P's, for the cost of that second product (output error 0.09-0.095x exact P's on the H200,
 	// at 0.82-0.93x its speed). On the GPU it needs q, k and v that TMA can map (16-byte aligned,
-	// strides above 0 and below 2^40 bytes) and Seqlen <= 2^31 - 257; otherwise ErrBadArgument naming
+	// strides above 0 and below 2^40 bytes) and Seqlen <= 2^31 - 513; otherwise ErrBadArgument naming
 	// p_rounding and the field.
 	PRoundingSplit PRounding = C.ZYFA_P_ROUNDING_SPLIT
 )

@@ -46,21 +46,25 @@ typedef enum zyfa_status {
   ZYFA_STATUS_BAD_STRUCT_SIZE = 2,        /* struct_size is not a layout this library knows */
   ZYFA_STATUS_BAD_DTYPE = 3,
   ZYFA_STATUS_BAD_LAYOUT = 4,
-  ZYFA_STATUS_UNSUPPORTED_HEAD_DIM = 5,   /* (d_qk, d_v) is neither (128, 128) nor (192, 128) */
+  ZYFA_STATUS_UNSUPPORTED_HEAD_DIM = 5,   /* (d_qk, d_v) is neither (128, 128) nor (192, 128); a rotated quantize
+                                           * of dim other than 128 or 192 */
   ZYFA_STATUS_BAD_SHAPE = 6,              /* batch, seqlen, nheads or nheads_k below 1 */
   ZYFA_STATUS_BAD_HEAD_RATIO = 7,         /* nheads is not a multiple of nheads_k */
   ZYFA_STATUS_BAD_STRIDE = 8,             /* a stride is negative, zero where it must not be, or not 16-byte granular */
-  ZYFA_STATUS_MISALIGNED = 9,             /* q, k, v or out not on 16 bytes, lse on 4, the workspace on 256 */
-  ZYFA_STATUS_NULL_TENSOR = 10,           /* q, k, v or out is NULL, or the workspace with workspace_bytes > 0 */
-  ZYFA_STATUS_ALIASED_OUTPUT = 11,        /* out, lse or the workspace overlaps an input (a tensor or a device
-                                           * descale) or another of the three */
+  ZYFA_STATUS_MISALIGNED = 9,             /* q, k, v or out not on 16 bytes, lse on 4, a used workspace on 256;
+                                           * quantize: src or dst not on 16 bytes, descale on 4 */
+  ZYFA_STATUS_NULL_TENSOR = 10,           /* q, k, v or out is NULL, or a used workspace (workspace_bytes > 0 where
+                                           * zyfa_attn_workspace_size is above 0); quantize: src or dst is NULL */
+  ZYFA_STATUS_ALIASED_OUTPUT = 11,        /* out, lse or a used workspace overlaps an input (a tensor or a device
+                                           * descale) or another of the three; quantize: dst or descale overlaps */
   ZYFA_STATUS_BAD_DESCALE = 12,           /* an FP8 descale is missing, of an unknown kind, not a positive normal
-                                           * float, or a device descale not on 4 bytes or with a negative stride */
+                                           * float, a device descale not on 4 bytes or with a negative stride, or
+                                           * host descales whose score scale overflows float */
   ZYFA_STATUS_FP8_FIELD_WITH_BF16 = 13,   /* an FP8-only field (a descale, p_rounding) set with BF16 inputs */
   ZYFA_STATUS_NOT_CAUSAL = 14,            /* causal must be 1: only causal attention is implemented */
   ZYFA_STATUS_SIZE_OVERFLOW = 15,         /* a count or byte offset overflows 64 bits, or an extent or the job count
                                              passes 2^31 - 1 (the kernels index them with 32 bits) */
-  ZYFA_STATUS_BAD_SOFTMAX_SCALE = 16,     /* negative, NaN or infinite */
+  ZYFA_STATUS_BAD_SOFTMAX_SCALE = 16,     /* negative, NaN or infinite, or infinite times log2(e) */
   ZYFA_STATUS_NO_DEVICE = 17,             /* no CUDA device or driver is present */
   ZYFA_STATUS_UNSUPPORTED_DEVICE = 18,    /* the current device is not a Hopper GPU with sm_90 code in this build */
   ZYFA_STATUS_CUDA_ERROR = 19,            /* the CUDA runtime reported an error (also a sticky one from elsewhere) */
@@ -127,7 +131,7 @@ typedef enum zyfa_p_rounding {
                                    exact P's speed. On the GPU only the TMA/wgmma kernels implement it:
                                    q, k and v need 16-byte aligned bases and strides above 0, 16-byte
                                    multiples below 2^40 bytes, wherever an extent is above 1, and seqlen
-                                   <= 2^31 - 257; a problem outside that (which the other kernels would
+                                   <= 2^31 - 513; a problem outside that (which the other kernels would
                                    take) is ZYFA_STATUS_BAD_ARGUMENT naming p_rounding and the field.
                                    zyfa_attn_fwd_host takes any layout. */
 } zyfa_p_rounding;
@@ -177,7 +181,8 @@ typedef struct zyfa_attn_desc {
    * workspace smaller than the problem uses is an error, not a slower call. zyfa_attn_prepare reads
    * workspace_bytes (not the pointer) to pick the kernel. Calls that may run at the same time need
    * workspaces of their own. */
-  void *workspace;              /* 256-byte aligned; must not overlap any tensor */
+  void *workspace;              /* 256-byte aligned; must not overlap any tensor (checked, and read, only where
+                                   the problem uses a workspace: elsewhere both fields are ignored) */
   size_t workspace_bytes;
   /* New fields go here, and only here. */
 } zyfa_attn_desc;
@@ -194,7 +199,9 @@ typedef struct zyfa_attn_desc {
 
 /* ---------------------------------------------------------------- attention */
 /* One causal forward attention on the current CUDA device, asynchronous on `stream` (a cudaStream_t).
- * On any error nothing is launched and nothing is written. */
+ * On an error of the arguments (every status but ZYFA_STATUS_CUDA_ERROR and ZYFA_STATUS_OUT_OF_MEMORY) nothing
+ * is launched and nothing is written. After ZYFA_STATUS_CUDA_ERROR with a workspace, the workspace's pre-pass
+ * may have run (out and lse are not written). */
 ZYFA_API zyfa_status zyfa_attn_fwd(const zyfa_attn_desc *desc, void *stream);
 
 /* Validates `desc` and builds (or finds) the plan for its shape in the current context, and loads the
@@ -229,12 +236,15 @@ typedef enum zyfa_rotation {
 
 typedef struct zyfa_quantize_desc {
   size_t struct_size;           /* set by ZYFA_QUANTIZE_DESC_INIT */
-  const void *src;              /* bfloat16, n_rows x dim, rows contiguous with row_stride elements apart */
-  void *dst;                    /* float8 e4m3, n_rows x dim, contiguous */
-  float *descale;               /* one float32: the power of two that maps dst back to src's range */
+  const void *src;              /* bfloat16, n_rows x dim, rows contiguous with row_stride elements apart;
+                                   16-byte aligned */
+  void *dst;                    /* float8 e4m3, n_rows x dim, contiguous; 16-byte aligned */
+  float *descale;               /* one float32, 4-byte aligned: the power of two that maps dst back to src's
+                                   range */
   int64_t n_rows;
-  int64_t dim;                  /* the row length; must be 128 or 192 with a rotation, any multiple of 8 without */
-  int64_t row_stride;           /* in elements; 0 means dim */
+  int64_t dim;                  /* the row length; must be 128 or 192 with a rotation (else
+                                   ZYFA_STATUS_UNSUPPORTED_HEAD_DIM), any multiple of 8 without */
+  int64_t row_stride;           /* in elements; 0 means dim, else >= dim and a multiple of 8 */
   zyfa_rotation rotation;
   uint64_t rotation_seed;       /* the random signs of the rotation: use one seed for q and k */
   /* New fields go here, and only here. */

@@ -24,14 +24,14 @@ ZYFA_API const char *zyfa_status_string(zyfa_status status) {
     case ZYFA_STATUS_BAD_SHAPE: return "ZYFA_STATUS_BAD_SHAPE: batch, seqlen and heads must be >= 1";
     case ZYFA_STATUS_BAD_HEAD_RATIO: return "ZYFA_STATUS_BAD_HEAD_RATIO: nheads must be a multiple of nheads_k";
     case ZYFA_STATUS_BAD_STRIDE: return "ZYFA_STATUS_BAD_STRIDE: a stride is negative, not 16-byte granular, or makes the output overlap itself";
-    case ZYFA_STATUS_MISALIGNED: return "ZYFA_STATUS_MISALIGNED: a tensor pointer is not 16-byte aligned";
-    case ZYFA_STATUS_NULL_TENSOR: return "ZYFA_STATUS_NULL_TENSOR: q, k, v or out is NULL";
+    case ZYFA_STATUS_MISALIGNED: return "ZYFA_STATUS_MISALIGNED: a pointer is not aligned (tensors on 16 bytes, lse and descales on 4, the workspace on 256)";
+    case ZYFA_STATUS_NULL_TENSOR: return "ZYFA_STATUS_NULL_TENSOR: a tensor pointer (q, k, v, out, a used workspace; quantize src or dst) is NULL";
     case ZYFA_STATUS_ALIASED_OUTPUT: return "ZYFA_STATUS_ALIASED_OUTPUT: an output overlaps another tensor";
     case ZYFA_STATUS_BAD_DESCALE: return "ZYFA_STATUS_BAD_DESCALE: an FP8 descale is missing or invalid";
     case ZYFA_STATUS_FP8_FIELD_WITH_BF16: return "ZYFA_STATUS_FP8_FIELD_WITH_BF16: an FP8-only field (a descale, p_rounding) was set with BF16 inputs";
     case ZYFA_STATUS_NOT_CAUSAL: return "ZYFA_STATUS_NOT_CAUSAL: only causal attention is implemented";
     case ZYFA_STATUS_SIZE_OVERFLOW: return "ZYFA_STATUS_SIZE_OVERFLOW: a size or offset overflows";
-    case ZYFA_STATUS_BAD_SOFTMAX_SCALE: return "ZYFA_STATUS_BAD_SOFTMAX_SCALE: softmax_scale must be finite and >= 0";
+    case ZYFA_STATUS_BAD_SOFTMAX_SCALE: return "ZYFA_STATUS_BAD_SOFTMAX_SCALE: softmax_scale must be finite and >= 0, and finite times log2(e)";
     case ZYFA_STATUS_NO_DEVICE: return "ZYFA_STATUS_NO_DEVICE: no CUDA device or driver";
     case ZYFA_STATUS_UNSUPPORTED_DEVICE: return "ZYFA_STATUS_UNSUPPORTED_DEVICE: the device is not a Hopper GPU";
     case ZYFA_STATUS_CUDA_ERROR: return "ZYFA_STATUS_CUDA_ERROR: the CUDA runtime reported an error";

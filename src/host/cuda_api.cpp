@@ -238,6 +238,11 @@ class CudaDeviceMemory final : public DeviceMemory {
 
 zyfa_status from_cuda_error(int error, const char *what) {
   if (error == cudaSuccess) return ZYFA_STATUS_SUCCESS;
+  // Every error given here is a call of zyfa's own (a caller's pending error is reported by
+  // current_hopper_device and left in place): the status reports it, so the runtime's record of it must not
+  // stay pending for the caller's next CUDA check, nor fail zyfa's next call as "pending from earlier work".
+  // A sticky error stays, as it must.
+  cudaGetLastError();
   const auto e = static_cast<cudaError_t>(error);
   const zyfa_status status =
       e == cudaErrorMemoryAllocation ? ZYFA_STATUS_OUT_OF_MEMORY : ZYFA_STATUS_CUDA_ERROR;
@@ -278,10 +283,7 @@ zyfa_status require_hopper(int device, int major, int minor) {
 zyfa_status stream_is_capturing(void *stream, bool *capturing) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   const cudaError_t e = cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &status);
-  if (e != cudaSuccess) {
-    cudaGetLastError();  // the failed query is ours; clear it before reporting
-    return from_cuda_error(e, "cudaStreamIsCapturing(stream)");
-  }
+  if (e != cudaSuccess) return from_cuda_error(e, "cudaStreamIsCapturing(stream)");
   *capturing = status != cudaStreamCaptureStatusNone;
   return ZYFA_STATUS_SUCCESS;
 }

@@ -275,7 +275,11 @@ struct PlanCache::Impl {
     }
     if (zyfa_status s = build_job_table(k.batch, k.nheads / key.heads_per_job, k.nheads_k, k.seqlen, &table,
                                         kDefaultJobOrder, key.tile_rows)) {
-      return s;
+      if (key.heads_per_job == 1) return s;
+      // The table's "nheads" counts jobs of heads_per_job heads: name the caller's value too.
+      const std::string message = last_error();
+      return fail(s, "%s (desc->nheads = %lld in jobs of %d query heads)", message.c_str(), (long long)k.nheads,
+                  key.heads_per_job);
     }
     const int sms = backing->memory->multiprocessor_count(k.device);
     if (sms < 1) {

@@ -11,6 +11,7 @@
 #include "host/c_enum.hpp"
 #include "host/error.hpp"
 #include "host/fp8_asm_attention.hpp"
+#include "kernels/numerics.h"
 
 namespace zyfa {
 namespace {
@@ -56,7 +57,7 @@ zyfa_status tensor_extent_bytes(const TensorSpec &t, int64_t batch, int64_t seql
       return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: the offset of its last element overflows 64 bits", t.name);
     }
   }
-  if (mul_overflows(last + 1, t.element_bytes, bytes)) {
+  if (add_overflows(last, 1, &last) || mul_overflows(last, t.element_bytes, bytes)) {
     return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: its size in bytes overflows 64 bits", t.name);
   }
   return ZYFA_STATUS_SUCCESS;
@@ -145,7 +146,7 @@ zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int
           add_overflows(last, term, &last)) {
         return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: the offset of its last element overflows 64 bits", name);
       }
-      if (mul_overflows(last + 1, int64_t(sizeof(float)), device_bytes)) {
+      if (add_overflows(last, 1, &last) || mul_overflows(last, int64_t(sizeof(float)), device_bytes)) {
         return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: its size in bytes overflows 64 bits", name);
       }
       *out = Descale{1.0f, d.ptr, d.batch_stride, d.head_stride};
@@ -333,6 +334,21 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
                                       &descales[i].resolved, &descale_bytes[i])) {
       return s;
     }
+  }
+
+  // The kernels scale scores by c = softmax_scale * log2(e) [* q_descale * k_descale] in fp32, in that order
+  // (numerics.h): finite fields whose product overflows would make every output NaN. Device descales are
+  // not read here (each counts as 1).
+  const float score_scale = p.softmax_scale * numerics::kLog2e;
+  if (!std::isfinite(score_scale)) {
+    return fail(ZYFA_STATUS_BAD_SOFTMAX_SCALE, "desc->softmax_scale = %g: times log2(e) it overflows float",
+                (double)d.softmax_scale);
+  }
+  if (!std::isfinite(score_scale * p.q_descale.value * p.k_descale.value)) {
+    return fail(ZYFA_STATUS_BAD_DESCALE,
+                "desc->q_descale.value * desc->k_descale.value = %g * %g: times softmax_scale * log2(e) = %g the "
+                "score scale overflows float",
+                (double)p.q_descale.value, (double)p.k_descale.value, (double)score_scale);
   }
 
   // Element counts: batch * seqlen * heads * dim must fit 64 bits for every tensor before any stride math.

@@ -720,6 +720,13 @@ TEST_F(PlanCacheTest, ShapesBeyondInt32AreAStatusNotAnUpload) {
   EXPECT_EQ(cache->acquire(key_of(128, int64_t(1) << 31, 1, 1), 1, true, false, &plan),
             ZYFA_STATUS_SIZE_OVERFLOW);
   EXPECT_FALSE(plan);
+  // Jobs of two heads: 2^17 batches * 32 head pairs * 512 tile pairs = 2^31 jobs. The message names the
+  // caller's nheads, not the table's 32.
+  EXPECT_EQ(cache->acquire(key_of(int64_t(1) << 17, int64_t(1) << 17, 64, 8), GridShape{1, 2}, true, false, &plan),
+            ZYFA_STATUS_SIZE_OVERFLOW);
+  EXPECT_NE(std::string(last_error()).find("desc->nheads = 64 in jobs of 2 query heads"), std::string::npos)
+      << last_error();
+  EXPECT_FALSE(plan);
   EXPECT_EQ(ledger->count_uploads(), 0);
   EXPECT_EQ(cache->acquire(key_of(128), 0, true, false, &plan), ZYFA_STATUS_INTERNAL) << "0 CTAs per SM";
   ledger->multiprocessors = 0;

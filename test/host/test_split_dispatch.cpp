@@ -73,6 +73,15 @@ TEST_P(SplitDispatch, SeqlenAboveTheKernelsLimitIsRefusedByName) {
   expect_refused(p, "desc->seqlen = 2147483647");
 }
 
+// zyfa.h, the README and the Go binding document the limit as seqlen <= 2^31 - 513.
+TEST_P(SplitDispatch, SeqlenLimitIsTheDocumentedOne) {
+  Problem p = problem();
+  p.seqlen = (int64_t(1) << 31) - 513;
+  EXPECT_TRUE(kernels::fp8_wgmma_attention_supports(p)) << kernels::fp8_wgmma_refusal(p);
+  p.seqlen += 1;
+  expect_refused(p, "desc->seqlen = 2147483136");
+}
+
 TEST_P(SplitDispatch, UnalignedBasesAreRefusedByName) {
   Problem p = problem();
   p.v.ptr = static_cast<const uint8_t *>(p.v.ptr) + 1;

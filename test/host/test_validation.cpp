@@ -164,6 +164,25 @@ std::vector<InvalidCase> invalid_cases() {
        [](auto &d, auto &) { d.softmax_scale = std::nanf(""); }},
       {"softmax_scale_negative", ZYFA_STATUS_BAD_SOFTMAX_SCALE, "softmax_scale = -1",
        [](auto &d, auto &) { d.softmax_scale = -1.0f; }},
+      {"softmax_scale_overflows_times_log2e", ZYFA_STATUS_BAD_SOFTMAX_SCALE, "softmax_scale = 3e+38",
+       [](auto &d, auto &) { d.softmax_scale = 3e38f; }},
+      {"fp8_descales_overflow_the_score_scale", ZYFA_STATUS_BAD_DESCALE,
+       "q_descale.value * desc->k_descale.value = 1e+20 * 1e+20",
+       [fp8](auto &d, auto &) {
+         fp8(d);
+         d.q_descale.value = d.k_descale.value = 1e20f;
+       }},
+      // The offset of q's last element is exactly INT64_MAX: one past it overflows.
+      {"stride_end_overflows", ZYFA_STATUS_SIZE_OVERFLOW, "desc->q: its size in bytes overflows",
+       [fp8](auto &d, auto &) {
+         fp8(d);
+         d.layout = ZYFA_LAYOUT_STRIDED;
+         d.batch = 2;
+         const int64_t last_of_batch0 = (kD - 1) + (kS - 1) * kH * kD + (kH - 1) * kD;
+         d.q_strides = {INT64_MAX - last_of_batch0, kH * kD, kD};  // a multiple of 16 elements
+         d.k_strides = d.v_strides = {kS * kHk * kD, kHk * kD, kD};
+         d.out_strides = {kS * kH * kD, kH * kD, kD};
+       }},
   };
 }
 
