@@ -15,12 +15,7 @@ DeviceProblem::DeviceProblem(const AttentionShape &shape, uint64_t seed) : host_
 }
 
 cudaError_t DeviceProblem::poison(cudaStream_t stream) const {
-  // Both poison patterns are all-ones bytes (kPoisonBf16 = 0xffff, kPoisonF32 = 0xffffffff).
-  static_assert(kPoisonBf16 == 0xffff && kPoisonF32 == 0xffffffffu, "poison is a byte fill");
-  const zyfa_attn_desc d = desc();
-  cudaError_t e = cudaMemsetAsync(d.out, 0xff, host_.out.size_bytes(), stream);
-  if (e == cudaSuccess && d.lse) e = cudaMemsetAsync(d.lse, 0xff, host_.lse.size() * sizeof(float), stream);
-  return e;
+  return static_cast<cudaError_t>(device_->poison_outputs(stream));
 }
 
 std::string DeviceProblem::download_bytes(std::vector<uint8_t> *out, std::vector<uint8_t> *lse) const {
@@ -55,7 +50,9 @@ std::string DeviceProblem::refill(uint64_t seed) {
         cuda_message("cudaMemcpy refill", cudaMemcpy(const_cast<void *>(c.dst), c.src, c.bytes, cudaMemcpyHostToDevice));
     if (!s.empty()) return s;
   }
-  return "";
+  // As after DeviceAttention's uploads: pageable copies may still be in flight, and the calls that follow run
+  // on non-blocking streams.
+  return cuda_message("cudaDeviceSynchronize after the refill", cudaDeviceSynchronize());
 }
 
 zyfa_plan_cache_stats cache_stats() {

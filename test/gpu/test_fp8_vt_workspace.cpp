@@ -108,7 +108,7 @@ TEST_P(Fp8VtWorkspace, SameBitsAsWithoutOneAndMatchesFp64) {
 
   int differing = 0;  // each repeat over poisoned outputs and a NaN workspace: it writes V^T and every output again
   for (int i = 0; i < kRepeats; ++i) {
-    ASSERT_EQ(dev2.poison_outputs(), "");
+    ASSERT_EQ(cuda_message("poison outputs", dev2.poison_outputs()), "");
     ASSERT_EQ(cuda_message("cudaMemset", cudaMemset(workspace.get(), kE4m3NaN, bytes)), "");
     ASSERT_EQ(forward(dev2, desc2, nullptr), "");
     differing += !in_kernel.matches(h);
@@ -163,7 +163,7 @@ TEST(Fp8VtWorkspaceGraph, ReplayMatchesTheDirectCall) {
   ASSERT_TRUE(outputs_written(h));
   const OutputSnapshot direct(h);
   ASSERT_EQ(cuda_message("cudaMemset workspace", cudaMemset(workspace.get(), kE4m3NaN, bytes)), "");
-  ASSERT_EQ(dev.poison_outputs(), "");
+  ASSERT_EQ(cuda_message("poison outputs", dev.poison_outputs(stream)), "");
   ASSERT_EQ(cuda_message("cudaGraphLaunch", cudaGraphLaunch(exec, stream)), "");
   ASSERT_EQ(cuda_message("cudaStreamSynchronize", cudaStreamSynchronize(stream)), "");
   ASSERT_EQ(dev.download_outputs(), "");

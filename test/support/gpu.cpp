@@ -87,6 +87,9 @@ DeviceAttention::DeviceAttention(HostAttention &host) : host_(host) {
     keep_first(status_, k_descale_.upload(host.k_descale.data(), host.k_descale.size() * sizeof(float)));
     keep_first(status_, v_descale_.upload(host.v_descale.data(), host.v_descale.size() * sizeof(float)));
   }
+  // A copy from pageable memory may return before its DMA lands, and a non-blocking stream does not wait
+  // for the legacy stream: the copies must be complete before a call on any stream reads them.
+  keep_first(status_, cuda_message("cudaDeviceSynchronize after the uploads", cudaDeviceSynchronize()));
 }
 
 zyfa_attn_desc DeviceAttention::desc() const {
@@ -104,10 +107,11 @@ zyfa_attn_desc DeviceAttention::desc() const {
   return d;
 }
 
-std::string DeviceAttention::poison_outputs() {
-  std::string s = cuda_message("cudaMemset out", cudaMemset(out_.get(), 0xff, out_.size()));
-  if (s.empty() && lse_.get()) s = cuda_message("cudaMemset lse", cudaMemset(lse_.get(), 0xff, lse_.size()));
-  return s;
+int DeviceAttention::poison_outputs(void *stream_handle) const {
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  cudaError_t e = cudaMemsetAsync(out_.get(), 0xff, out_.size(), stream);
+  if (e == cudaSuccess && lse_.get()) e = cudaMemsetAsync(lse_.get(), 0xff, lse_.size(), stream);
+  return e;
 }
 
 std::string DeviceAttention::download_outputs() {

@@ -59,8 +59,9 @@ class DeviceAttention {
   // Copies out and lse back into the HostAttention, for its checks.
   std::string download_outputs();
   // Writes the poison pattern (every byte 0xff: kPoisonBf16, kPoisonF32) over the device out and lse, gaps
-  // included, on the legacy stream, so that a repeated call is checked for writing every element again.
-  std::string poison_outputs();
+  // included, in `stream`'s order (a cudaStream_t; the legacy stream by default), so that a repeated call
+  // is checked for writing every element again. Returns a cudaError_t value.
+  int poison_outputs(void *stream = nullptr) const;
 
  private:
   HostAttention &host_;
