@@ -31,6 +31,10 @@ std::string DeviceProblem::download_bytes(std::vector<uint8_t> *out, std::vector
 
 std::string DeviceProblem::refill(uint64_t seed) {
   host_.set_inputs(generate_activations(shape().qkv(), ActivationSpec{}, seed));
+  return upload_inputs();
+}
+
+std::string DeviceProblem::upload_inputs() {
   const zyfa_attn_desc d = desc();
   struct Copy {
     const void *dst;

@@ -47,6 +47,9 @@ class DeviceProblem {
   std::string download_bytes(std::vector<uint8_t> *out, std::vector<uint8_t> *lse) const;
   // Copies the device outputs into host() for its checks (synchronous).
   std::string download() { return device_->download_outputs(); }
+  // Copies host()'s inputs (and device descales) to the device again, after a test has edited them
+  // (synchronous).
+  std::string upload_inputs();
   // New Gaussian inputs from `seed` into the same host and device buffers (synchronous), as an
   // application would refill them between graph replays.
   std::string refill(uint64_t seed);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -126,7 +127,8 @@ INSTANTIATE_TEST_SUITE_P(Modes, ReliabilityGraphs, ::testing::ValuesIn(graph_cas
 // A prepare in TMA-mappable strides, then a capture of the same shape with one k and v for both batches (batch
 // stride 0, which TMA cannot map): the call falls to another kernel with another plan (BF16 with an even
 // group: one head per job instead of two; FP8 with the V^T workspace: 128-row tiles instead of 192) and, for
-// FP8, other code. The prepare must have readied both. The replay must give the eager call's bits.
+// FP8, other code. The prepare must have readied both. The replay must give the eager call's bits, and (every
+// batch holding batch 0's k and v) match fp64.
 TEST(ReliabilityGraphsFallback, PrepareReadiesTheKernelOtherStridesFallTo) {
   ZYFA_SKIP_WITHOUT_GPU();
   ZYFA_TRACED_SEED(seed);
@@ -140,6 +142,19 @@ TEST(ReliabilityGraphsFallback, PrepareReadiesTheKernelOtherStridesFallTo) {
     ZYFA_ASSERT_CUDA(stream.error());
     DeviceProblem problem(shape, seed);
     ASSERT_EQ(problem.status(), "");
+    // Every batch takes batch 0's k and v (and their descales), so that the broadcast call below computes
+    // the attention of these buffers, which fp64 can check.
+    HostAttention &h = problem.host();
+    for (HostTensor *t : {&h.k, &h.v}) {
+      const size_t batch_bytes = t->size_bytes() / size_t(t->batch());
+      for (int64_t b = 1; b < t->batch(); ++b)
+        std::memcpy(static_cast<uint8_t *>(t->data()) + size_t(b) * batch_bytes, t->data(), batch_bytes);
+    }
+    if (shape.per_head_descale) {
+      for (std::vector<float> *descales : {&h.k_descale, &h.v_descale})
+        for (size_t i = size_t(shape.nheads_k); i < descales->size(); ++i) (*descales)[i] = (*descales)[i % size_t(shape.nheads_k)];
+    }
+    ASSERT_EQ(problem.upload_inputs(), "");
     zyfa_attn_desc mappable = problem.desc();
     DeviceBuffer workspace;
     if (shape.dtype == ZYFA_DTYPE_FP8_E4M3) {
@@ -179,6 +194,8 @@ TEST(ReliabilityGraphsFallback, PrepareReadiesTheKernelOtherStridesFallTo) {
     for (size_t i = 0; i + 1 < graph_out.size(); i += 2) unwritten += graph_out[i] == 0xff && graph_out[i + 1] == 0xff;
     EXPECT_EQ(unwritten, 0) << "the replay left outputs unwritten";
     EXPECT_TRUE(graph_out == eager_out && graph_lse == eager_lse) << "the replay differs from the eager call";
+    ASSERT_EQ(problem.download(), "");
+    EXPECT_TRUE(matches_fp64(problem.host()));
   }
 }
 
