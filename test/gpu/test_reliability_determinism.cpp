@@ -90,15 +90,11 @@ struct DeterminismCase {
 
 std::vector<DeterminismCase> determinism_cases() {
   const zyfa_dtype bf16 = ZYFA_DTYPE_BF16, fp8 = ZYFA_DTYPE_FP8_E4M3;
-  struct Kernel {
-    const char *name;
-    AttentionShape shape;
-  };
-  const Kernel kernels[] = {
-      {"bf16_d128", attention_shape(bf16, 128, 2, 1025, 8, 2)},
-      {"bf16_d192", attention_shape(bf16, 192, 2, 1025, 8, 2)},
-      {"fp8_d128", attention_shape(fp8, 128, 2, 1025, 8, 2, Layout::kBSHD, true)},
-      {"fp8_d192", attention_shape(fp8, 192, 2, 1025, 8, 2)},
+  const AttentionShape kernels[] = {  // one shape per kernel; the case is named by its shape
+      attention_shape(bf16, 128, 2, 1025, 8, 2),
+      attention_shape(bf16, 192, 2, 1025, 8, 2),
+      attention_shape(fp8, 128, 2, 1025, 8, 2, Layout::kBSHD, true),
+      attention_shape(fp8, 192, 2, 1025, 8, 2),
   };
   const struct {
     const char *name;
@@ -106,8 +102,8 @@ std::vector<DeterminismCase> determinism_cases() {
   } neighbours[] = {{"alone", Neighbour::kNone}, {"gemm_between", Neighbour::kGemmBetween},
                     {"gemm_alongside", Neighbour::kGemmAlongside}};
   std::vector<DeterminismCase> cases;
-  for (const auto &k : kernels) {
-    for (const auto &n : neighbours) cases.push_back({std::string(k.name) + "_" + n.name, k.shape, n.neighbour});
+  for (const AttentionShape &shape : kernels) {
+    for (const auto &n : neighbours) cases.push_back({shape.name() + "_" + n.name, shape, n.neighbour});
   }
   return cases;
 }
