@@ -70,13 +70,8 @@ class DeviceCopy {
   const std::string &status() const { return status_; }
   const Problem &problem() const { return problem_; }
 
-  // Writes the poison pattern (every byte 0xff) over the device out and lse, gaps included, so that a
-  // repeated call is checked for writing every element again.
-  std::string poison_outputs() {
-    std::string s = cuda_message("cudaMemset out", cudaMemset(out_.get(), 0xff, out_.size()));
-    if (s.empty() && lse_.get()) s = cuda_message("cudaMemset lse", cudaMemset(lse_.get(), 0xff, lse_.size()));
-    return s;
-  }
+  // poison_device_outputs over the device out (batch gaps included) and lse.
+  std::string poison_outputs() const { return cuda_message("poison outputs", poison_device_outputs(out_, lse_)); }
   // Copies out and lse back into the HostAttention.
   std::string download() {
     for (int64_t b = 0; b < host_.out.batch(); ++b) {

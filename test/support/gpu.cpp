@@ -8,7 +8,7 @@ namespace zyfa::test {
 namespace {
 
 static_assert(kPoisonBf16 == 0xffff && kPoisonF32 == 0xffffffffu,
-              "poison_outputs writes the poison with cudaMemset: every byte of it must be 0xff");
+              "poison_device_outputs writes the poison with cudaMemset: every byte of it must be 0xff");
 
 // The first non-empty message of a sequence of steps.
 void keep_first(std::string &status, std::string message) {
@@ -107,10 +107,10 @@ zyfa_attn_desc DeviceAttention::desc() const {
   return d;
 }
 
-int DeviceAttention::poison_outputs(void *stream_handle) const {
+int poison_device_outputs(const DeviceBuffer &out, const DeviceBuffer &lse, void *stream_handle) {
   const auto stream = static_cast<cudaStream_t>(stream_handle);
-  cudaError_t e = cudaMemsetAsync(out_.get(), 0xff, out_.size(), stream);
-  if (e == cudaSuccess && lse_.get()) e = cudaMemsetAsync(lse_.get(), 0xff, lse_.size(), stream);
+  cudaError_t e = cudaMemsetAsync(out.get(), 0xff, out.size(), stream);
+  if (e == cudaSuccess && lse.get()) e = cudaMemsetAsync(lse.get(), 0xff, lse.size(), stream);
   return e;
 }
 

@@ -48,6 +48,11 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
+// Writes the poison pattern (every byte 0xff: kPoisonBf16, kPoisonF32) over a device out and, where allocated,
+// lse, gaps included, in `stream`'s order (a cudaStream_t; the legacy stream by default), so that a repeated
+// call is checked for writing every element again. Returns a cudaError_t value.
+int poison_device_outputs(const DeviceBuffer &out, const DeviceBuffer &lse, void *stream = nullptr);
+
 // Device copies of every buffer of a HostAttention (outputs with their poison), and a descriptor over them.
 class DeviceAttention {
  public:
@@ -58,10 +63,8 @@ class DeviceAttention {
   zyfa_attn_desc desc() const;
   // Copies out and lse back into the HostAttention, for its checks.
   std::string download_outputs();
-  // Writes the poison pattern (every byte 0xff: kPoisonBf16, kPoisonF32) over the device out and lse, gaps
-  // included, in `stream`'s order (a cudaStream_t; the legacy stream by default), so that a repeated call
-  // is checked for writing every element again. Returns a cudaError_t value.
-  int poison_outputs(void *stream = nullptr) const;
+  // poison_device_outputs over this copy's out and lse.
+  int poison_outputs(void *stream = nullptr) const { return poison_device_outputs(out_, lse_, stream); }
 
  private:
   HostAttention &host_;
