@@ -159,8 +159,8 @@ INSTANTIATE_TEST_SUITE_P(
                       GpuCase{1, 8, 8, ZYFA_ROTATION_NONE, 1.0f}, GpuCase{5000, 128, 128, ZYFA_ROTATION_NONE, 1.0f},
                       GpuCase{4999, 192, 200, ZYFA_ROTATION_NONE, 1.0f}, GpuCase{33, 1000, 1024, ZYFA_ROTATION_NONE, 2e4f},
                       GpuCase{300001, 64, 72, ZYFA_ROTATION_NONE, 1.0f}),
-    [](const ::testing::TestParamInfo<GpuCase> &info) {  // e.g. rows3001_dim128_stride136_rotated
-      const GpuCase &c = info.param;
+    [](const ::testing::TestParamInfo<GpuCase> &param_info) {  // e.g. rows3001_dim128_stride136_rotated
+      const GpuCase &c = param_info.param;
       return "rows" + std::to_string(c.n_rows) + "_dim" + std::to_string(c.dim) + "_stride" +
              std::to_string(c.row_stride) + (c.rotation ? "_rotated" : "_plain");
     });

@@ -142,7 +142,7 @@ INSTANTIATE_TEST_SUITE_P(
                [](zyfa_attn_desc &d, Fp8Buffers &b, size_t) {
                  d.workspace = b.v.data() + (256 - reinterpret_cast<uintptr_t>(b.v.data()) % 256) % 256;
                }}),
-    [](const auto &info) { return std::string(info.param.name); });
+    [](const auto &param_info) { return std::string(param_info.param.name); });
 
 // zyfa_attn_prepare picks the kernel from workspace_bytes alone: a NULL workspace is accepted there.
 TEST(Workspace, PrepareAcceptsANullWorkspace) {
