@@ -64,7 +64,9 @@ class Stream {
  public:
   Stream() { error_ = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); }
   ~Stream() {
-    if (error_ == cudaSuccess) cudaStreamDestroy(stream_);
+    if (error_ == cudaSuccess) {
+      EXPECT_EQ(cuda_message("cudaStreamDestroy", cudaStreamDestroy(stream_)), "");
+    }
   }
   Stream(const Stream &) = delete;
   Stream &operator=(const Stream &) = delete;

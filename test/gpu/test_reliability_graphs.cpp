@@ -54,8 +54,12 @@ std::vector<GraphCase> graph_cases() {
 class Graph {
  public:
   ~Graph() {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
+    if (exec) {
+      EXPECT_EQ(cuda_message("cudaGraphExecDestroy", cudaGraphExecDestroy(exec)), "");
+    }
+    if (graph) {
+      EXPECT_EQ(cuda_message("cudaGraphDestroy", cudaGraphDestroy(graph)), "");
+    }
   }
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -302,6 +306,7 @@ TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureInt
   std::vector<zyfa_status> statuses;
   std::vector<std::string> messages;
   std::vector<cudaError_t> syncs;
+  std::vector<cudaError_t> mode_swaps;  // the serving thread's two capture-mode exchanges around each wait
   std::vector<uint64_t> bytes_after;
   std::vector<cudaStreamCaptureStatus> capture_after;  // after each served call: which one broke it, if any
   std::thread server([&] {
@@ -311,9 +316,9 @@ TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureInt
       messages.push_back(zyfa_last_error());
       // The test's own wait, in relaxed mode: the point is zyfa's calls, which run in this thread's default.
       cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-      cudaThreadExchangeStreamCaptureMode(&mode);
+      mode_swaps.push_back(cudaThreadExchangeStreamCaptureMode(&mode));
       syncs.push_back(cudaStreamSynchronize(serve_stream));
-      cudaThreadExchangeStreamCaptureMode(&mode);
+      mode_swaps.push_back(cudaThreadExchangeStreamCaptureMode(&mode));
       bytes_after.push_back(cache_stats().device_bytes);
       cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
       cudaStreamIsCapturing(capture_stream, &status);
@@ -334,6 +339,8 @@ TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureInt
     EXPECT_EQ(capture_after[i], cudaStreamCaptureStatusActive) << "this call or its wait invalidated the capture";
     ASSERT_EQ(statuses[i], ZYFA_STATUS_SUCCESS) << messages[i];
     ZYFA_ASSERT_CUDA(syncs[i]);
+    ZYFA_ASSERT_CUDA(mode_swaps[2 * i]);
+    ZYFA_ASSERT_CUDA(mode_swaps[2 * i + 1]);
   }
   EXPECT_EQ(capturing, cudaStreamCaptureStatusActive) << "the other thread's calls invalidated the capture";
   ZYFA_ASSERT_CUDA(end);
