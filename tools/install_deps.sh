@@ -15,6 +15,16 @@ if ((${#need_apt[@]})); then
   apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
+# Rust >= 1.77 for the Rust binding's test (its crates' rust-version): Debian 12's `cargo` is 1.63, its
+# `cargo-web` (with rustc-web, kept current for the browsers) is new enough and installs /usr/bin/cargo. A
+# toolchain already on PATH or in ~/.cargo/bin (rustup) is used as it is.
+if ! command -v cargo >/dev/null 2>&1 && [[ ! -x "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" ]]; then
+  echo "install_deps: apt-get install cargo-web"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends cargo-web >/dev/null
+fi
+
 if ! command -v nvcc >/dev/null 2>&1; then
   if [[ -x /usr/local/cuda/bin/nvcc ]]; then
     echo "install_deps: nvcc is in /usr/local/cuda/bin: add it to PATH"
@@ -26,9 +36,16 @@ fi
 
 # Python: the bindings' host tests need numpy and pytest.
 py=${PYTHON:-python3}
+# Debian's own python3 refuses pip installs (PEP 668) or has no pip: it gets Debian's packages instead.
 if ! "$py" -c "import numpy, pytest" >/dev/null 2>&1; then
   echo "install_deps: pip install numpy pytest"
-  "$py" -m pip install -q numpy pytest
+  if ! "$py" -m pip install -q numpy pytest; then
+    [[ "$(command -v "$py")" == /usr/bin/* ]] || { echo "install_deps: pip failed for $py" >&2; exit 1; }
+    echo "install_deps: apt-get install python3-numpy python3-pytest"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends python3-numpy python3-pytest >/dev/null
+  fi
 fi
 
 # cuobjdump and nvdisasm, for the SASS checks (CTest asmgen_sass): the toolkit here ships without them, PyPI

@@ -50,7 +50,8 @@ typedef enum zyfa_status {
                                            * of dim other than 128 or 192 */
   ZYFA_STATUS_BAD_SHAPE = 6,              /* batch, seqlen, nheads or nheads_k below 1 */
   ZYFA_STATUS_BAD_HEAD_RATIO = 7,         /* nheads is not a multiple of nheads_k */
-  ZYFA_STATUS_BAD_STRIDE = 8,             /* a stride is negative, zero where it must not be, or not 16-byte granular */
+  ZYFA_STATUS_BAD_STRIDE = 8,             /* a stride is negative, zero where it must not be, or not 16-byte
+                                           * granular; output strides whose rows overlap */
   ZYFA_STATUS_MISALIGNED = 9,             /* q, k, v or out not on 16 bytes, lse on 4, a used workspace on 256;
                                            * quantize: src or dst not on 16 bytes, descale on 4 */
   ZYFA_STATUS_NULL_TENSOR = 10,           /* q, k, v or out is NULL, or a used workspace (workspace_bytes > 0 where
@@ -71,7 +72,7 @@ typedef enum zyfa_status {
   ZYFA_STATUS_OUT_OF_MEMORY = 20,
   ZYFA_STATUS_NOT_PREPARED = 21,          /* a call under stream capture needs a plan that zyfa_attn_prepare builds first */
   ZYFA_STATUS_BAD_ARGUMENT = 22,          /* any other argument out of range (quantize sizes, cache capacity,
-                                             p_rounding) */
+                                             p_rounding, a workspace_bytes below zyfa_attn_workspace_size) */
   ZYFA_STATUS_INTERNAL = 23               /* a bug in zyfa: please report it with zyfa_last_error() */
 } zyfa_status;
 
