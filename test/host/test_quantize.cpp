@@ -3,8 +3,10 @@
 // e4m3 rounding by a search over all codes. Inputs are fresh random values (the seed is in each trace).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <ostream>
@@ -221,7 +223,8 @@ TEST_P(RotationMatrix, PreservesDotProducts) {
   EXPECT_GT(worst_other_seed, 0.1) << "different seeds must give different rotations";
 }
 
-INSTANTIATE_TEST_SUITE_P(Dims, RotationMatrix, ::testing::Values(128, 192));
+INSTANTIATE_TEST_SUITE_P(Dims, RotationMatrix, ::testing::Values(128, 192),
+                         [](const auto &param_info) { return "d" + std::to_string(param_info.param); });
 
 // ---------------------------------------------------------------- the host twin
 
@@ -276,7 +279,16 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(TwinCase{128, 128, ZYFA_ROTATION_HADAMARD, 1.0f}, TwinCase{192, 192, ZYFA_ROTATION_HADAMARD, 1.0f},
                       TwinCase{128, 136, ZYFA_ROTATION_HADAMARD, 3e-5f}, TwinCase{192, 256, ZYFA_ROTATION_HADAMARD, 700.0f},
                       TwinCase{128, 128, ZYFA_ROTATION_NONE, 1.0f}, TwinCase{40, 48, ZYFA_ROTATION_NONE, 0.02f},
-                      TwinCase{8, 8, ZYFA_ROTATION_NONE, 5e4f}));
+                      TwinCase{8, 8, ZYFA_ROTATION_NONE, 5e4f}),
+    [](const auto &param_info) {  // e.g. d128_stride136_hadamard_std3e-05, with '-' and '.' made '_'
+      const TwinCase &c = param_info.param;
+      char std_text[32];
+      std::snprintf(std_text, sizeof std_text, "%g", double(c.scale));
+      std::string name = "d" + std::to_string(c.dim) + "_stride" + std::to_string(c.row_stride) +
+                         (c.rotation ? "_hadamard" : "_plain") + "_std" + std_text;
+      std::replace_if(name.begin(), name.end(), [](char ch) { return ch == '-' || ch == '.' || ch == '+'; }, '_');
+      return name;
+    });
 
 // One row whose largest magnitude is amax: the descale is the fp64 rule's power of two, and
 // amax / descale lands in (224, 448] unless the descale is clamped at 2^-126.
@@ -339,6 +351,7 @@ TEST(QuantizeValidation, EachFailureHasItsStatusAndWritesNothing) {
   QuantizeCase h(4, 128, 136, ZYFA_ROTATION_NONE, 1.0f, 3);
   const auto base = h.desc();
   const auto *src_bytes = static_cast<const char *>(base.src);
+  const std::vector<uint16_t> src_before = h.src;  // "dst overlaps src" would write there
   const std::vector<BadCase> cases = {
       {"struct_size too large", [](auto &d) { d.struct_size += 8; }, ZYFA_STATUS_BAD_STRUCT_SIZE, "struct_size"},
       {"struct_size too small", [](auto &d) { d.struct_size = 8; }, ZYFA_STATUS_BAD_STRUCT_SIZE, "struct_size"},
@@ -376,6 +389,7 @@ TEST(QuantizeValidation, EachFailureHasItsStatusAndWritesNothing) {
     EXPECT_NE(std::string(zyfa_last_error()).find(c.field), std::string::npos) << zyfa_last_error();
     EXPECT_EQ(h.descale, kDescalePoison);
     for (uint8_t code : h.dst) ASSERT_EQ(code, kCodePoison);
+    ASSERT_TRUE(h.src == src_before) << "a refused call wrote into src";
   }
   EXPECT_EQ(zyfa_quantize_fp8_host(nullptr), ZYFA_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(zyfa_quantize_fp8(nullptr, nullptr), ZYFA_STATUS_NULL_ARGUMENT);

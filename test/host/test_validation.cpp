@@ -229,10 +229,13 @@ TEST(Validation, FirstDescriptorLayoutIsAccepted) {
 }
 
 TEST(Validation, NullDescriptor) {
+  const auto names_desc = [] { return std::string(zyfa_last_error()).find("desc = NULL") != std::string::npos; };
   EXPECT_EQ(zyfa_attn_fwd_host(nullptr), ZYFA_STATUS_NULL_ARGUMENT);
+  EXPECT_TRUE(names_desc()) << zyfa_last_error();
   EXPECT_EQ(zyfa_attn_fwd(nullptr, nullptr), ZYFA_STATUS_NULL_ARGUMENT);
+  EXPECT_TRUE(names_desc()) << zyfa_last_error();
   EXPECT_EQ(zyfa_attn_prepare(nullptr, nullptr), ZYFA_STATUS_NULL_ARGUMENT);
-  EXPECT_NE(std::string(zyfa_last_error()).find("desc = NULL"), std::string::npos);
+  EXPECT_TRUE(names_desc()) << zyfa_last_error();
 }
 
 TEST(Validation, PrepareAcceptsNullPointers) {

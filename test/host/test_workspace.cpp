@@ -3,6 +3,7 @@
 // touched and with nothing written. Host only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -14,6 +15,8 @@
 namespace {
 
 constexpr uint16_t kPoison = 0x7fc1;
+constexpr uint8_t kInputCode = 0x38;       // e4m3 1.0 in q, k and v
+constexpr uint8_t kWorkspacePoison = 0xa5;  // what a V^T pre-pass would overwrite
 // Long enough for the FP8 kernels to use a workspace (src/host/fp8_asm_attention.cpp: group * seqlen from 8K;
 // here group 2).
 constexpr int64_t kLong = 8192, kH = 4, kHk = 2, kD = 128;
@@ -21,11 +24,11 @@ constexpr int64_t kKeyBlock = 128;
 
 // Valid host buffers of an FP8 problem that can use a workspace.
 struct Fp8Buffers {
-  std::vector<uint8_t> q = std::vector<uint8_t>(kLong * kH * kD, 0x38);
-  std::vector<uint8_t> k = std::vector<uint8_t>(kLong * kHk * kD, 0x38);
-  std::vector<uint8_t> v = std::vector<uint8_t>(kLong * kHk * kD, 0x38);
+  std::vector<uint8_t> q = std::vector<uint8_t>(kLong * kH * kD, kInputCode);
+  std::vector<uint8_t> k = std::vector<uint8_t>(kLong * kHk * kD, kInputCode);
+  std::vector<uint8_t> v = std::vector<uint8_t>(kLong * kHk * kD, kInputCode);
   std::vector<uint16_t> out = std::vector<uint16_t>(kLong * kH * kD, kPoison);
-  std::vector<uint8_t> workspace = std::vector<uint8_t>(size_t(kHk * kD * kLong) + 512);
+  std::vector<uint8_t> workspace = std::vector<uint8_t>(size_t(kHk * kD * kLong) + 512, kWorkspacePoison);
 
   zyfa_attn_desc desc() {
     zyfa_attn_desc d = ZYFA_ATTN_DESC_INIT;
@@ -39,11 +42,14 @@ struct Fp8Buffers {
     const uintptr_t p = reinterpret_cast<uintptr_t>(workspace.data());
     return reinterpret_cast<void *>((p + 255) / 256 * 256);
   }
+  // Nothing written anywhere a refused call could write: out, the workspace (V^T) and the inputs (a
+  // workspace placed over v would land there).
   bool untouched() const {
-    for (uint16_t x : out) {
-      if (x != kPoison) return false;
-    }
-    return true;
+    const auto all = [](const auto &buffer, auto value) {
+      return std::all_of(buffer.begin(), buffer.end(), [value](auto x) { return x == value; });
+    };
+    return all(out, kPoison) && all(workspace, kWorkspacePoison) && all(q, kInputCode) && all(k, kInputCode) &&
+           all(v, kInputCode);
   }
 };
 
