@@ -87,8 +87,9 @@ class Reference : public ::testing::TestWithParam<AttentionShape> {};
 
 TEST_P(Reference, MatchesNaiveLongDoubleAttention) {
   const AttentionShape shape = GetParam();
+  ZYFA_TRACED_SEED(seed);
   HostAttention h(shape);
-  Activations a = generate_activations(shape.qkv(), ActivationSpec(), 99);
+  Activations a = generate_activations(shape.qkv(), ActivationSpec(), seed);
   if (shape.per_head_descale) {
     // Different magnitudes per (batch, kv head), so a descale read from the wrong slot shows.
     for (size_t i = 0; i < a.k.size(); ++i) a.k[i] *= float(1 + (i / size_t(shape.d_qk)) % 5);
@@ -109,9 +110,10 @@ INSTANTIATE_TEST_SUITE_P(TinyShapes, Reference, ::testing::ValuesIn(reference_ca
 
 // The oracle reads logical elements: the same inputs in any layout give the same bits.
 TEST(ReferenceLayouts, SameResultInEveryLayout) {
+  ZYFA_TRACED_SEED(seed);
   for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
     AttentionShape shape = attention_shape(dtype, 128, 2, 11, 4, 2, Layout::kBSHD);
-    const Activations a = generate_activations(shape.qkv(), ActivationSpec(), 5);
+    const Activations a = generate_activations(shape.qkv(), ActivationSpec(), seed);
     HostAttention bshd(shape);
     bshd.set_inputs(a);
     const ref::ReferenceResult base = ref::attention_fp64(bshd.problem());
@@ -129,7 +131,8 @@ TEST(ReferenceLayouts, SameResultInEveryLayout) {
 // GQA: query head h reads kv head h / group, so changing kv head 1 changes exactly the heads of group 1.
 TEST(ReferenceGqa, QueryHeadsReadTheirGroupsKvHead) {
   const AttentionShape shape = attention_shape(ZYFA_DTYPE_BF16, 128, 1, 6, 8, 2, Layout::kBSHD);
-  Activations a = generate_activations(shape.qkv(), ActivationSpec(), 3);
+  ZYFA_TRACED_SEED(seed);
+  Activations a = generate_activations(shape.qkv(), ActivationSpec(), seed);
   HostAttention h(shape);
   h.set_inputs(a);
   const ref::ReferenceResult before = ref::attention_fp64(h.problem());
@@ -145,20 +148,25 @@ TEST(ReferenceGqa, QueryHeadsReadTheirGroupsKvHead) {
     }
 }
 
-// One key: the output is that key's value and the LSE is its scaled score, exactly.
+// One key: the output is that key's value and the LSE is its scaled score, exactly. The expectation decodes
+// the stored inputs itself (stored_value, long double), not through the oracle's own input_value.
 TEST(ReferenceSingleKey, FirstRowIsItsValueAndScore) {
-  const AttentionShape shape = attention_shape(ZYFA_DTYPE_BF16, 192, 1, 1, 2, 1, Layout::kBSHD);
-  HostAttention h(shape);
-  h.set_inputs(generate_activations(shape.qkv(), ActivationSpec(), 8));
-  const Problem p = h.problem();
-  const ref::ReferenceResult r = ref::attention_fp64(p);
-  for (int64_t hq = 0; hq < shape.nheads; ++hq) {
-    double dot = 0;
-    for (int64_t d = 0; d < shape.d_qk; ++d)
-      dot += ref::input_value(p, p.q, p.q_descale, 0, 0, hq, 0, d) * ref::input_value(p, p.k, p.k_descale, 0, 0, 0, 0, d);
-    EXPECT_NEAR(r.lse[size_t(hq)], double(p.softmax_scale) * dot, 1e-12);
-    for (int64_t d = 0; d < shape.d_v; ++d)
-      EXPECT_EQ(r.out[size_t(hq * shape.d_v + d)], ref::input_value(p, p.v, p.v_descale, 0, 0, 0, 0, d));
+  for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    const AttentionShape shape = attention_shape(dtype, 192, 1, 1, 2, 1, Layout::kBSHD);
+    SCOPED_TRACE(shape.name());
+    ZYFA_TRACED_SEED(seed);
+    HostAttention h(shape);
+    h.set_inputs(generate_activations(shape.qkv(), ActivationSpec(), seed));
+    const Problem p = h.problem();
+    const ref::ReferenceResult r = ref::attention_fp64(p);
+    for (int64_t hq = 0; hq < shape.nheads; ++hq) {
+      long double dot = 0;
+      for (int64_t d = 0; d < shape.d_qk; ++d)
+        dot += stored_value(h, h.q, h.q_descale, 0, 0, hq, 0, d) * stored_value(h, h.k, h.k_descale, 0, 0, 0, 0, d);
+      EXPECT_NEAR(r.lse[size_t(hq)], double((long double)p.softmax_scale * dot), 1e-12);
+      for (int64_t d = 0; d < shape.d_v; ++d)
+        EXPECT_EQ(r.out[size_t(hq * shape.d_v + d)], double(stored_value(h, h.v, h.v_descale, 0, 0, 0, 0, d)));
+    }
   }
 }
 
