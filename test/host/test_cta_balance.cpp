@@ -48,6 +48,21 @@ std::vector<Job> built(const Case &c) {
   return table;
 }
 
+// The work of each CTA's strided walk (jobs c, c + grid, ...) in key blocks, derived here from the rows each
+// causal tile reads rather than through the library's job_blocks, so that a wrong cost model there fails.
+std::vector<int64_t> key_blocks_per_cta(const std::vector<Job> &table, int64_t grid, int64_t seqlen) {
+  const auto tile_blocks = [seqlen](int64_t t) {
+    const int64_t rows_end = std::min<int64_t>((t + 1) * numerics::kQueryTile, seqlen);  // keys 0 .. last row
+    return (rows_end + numerics::kKeyBlock - 1) / numerics::kKeyBlock;
+  };
+  std::vector<int64_t> blocks(size_t(grid), 0);
+  for (size_t i = 0; i < table.size(); ++i) {
+    const Job &job = table[i];
+    blocks[i % size_t(grid)] += tile_blocks(job.tile_first) + (job.tile_second == kNoTile ? 0 : tile_blocks(job.tile_second));
+  }
+  return blocks;
+}
+
 double max_over_mean(const std::vector<int64_t> &blocks) {
   const double total = double(std::accumulate(blocks.begin(), blocks.end(), int64_t(0)));
   return double(*std::max_element(blocks.begin(), blocks.end())) / (total / double(blocks.size()));
@@ -73,13 +88,15 @@ TEST(CtaBalance, StridedWalkIsWithinOneTileOfAnEvenSplit) {
     const std::vector<Job> round_robin = built(c);
     std::vector<Job> table = round_robin;
     balance_tail(&table, c.grid);
-    const double before = max_over_mean(blocks_per_cta(round_robin, c.grid));
-    const double after = max_over_mean(blocks_per_cta(table, c.grid));
+    // The library balances by its own cost model: it must be the rows' work.
+    EXPECT_EQ(blocks_per_cta(table, c.grid), key_blocks_per_cta(table, c.grid, c.seqlen)) << c.name;
+    const double before = max_over_mean(key_blocks_per_cta(round_robin, c.grid, c.seqlen));
+    const double after = max_over_mean(key_blocks_per_cta(table, c.grid, c.seqlen));
     std::printf("[cta balance] %-22s jobs %6zu -> %6zu  slowest CTA / mean: %.4f -> %.4f\n", c.name.c_str(),
                 round_robin.size(), table.size(), before, after);
     EXPECT_LE(after, before) << c.name;
     // Largest first onto the least loaded: the slowest CTA is over the mean by less than one tile's work.
-    const std::vector<int64_t> blocks = blocks_per_cta(table, c.grid);
+    const std::vector<int64_t> blocks = key_blocks_per_cta(table, c.grid, c.seqlen);
     const double mean = double(std::accumulate(blocks.begin(), blocks.end(), int64_t(0))) / double(c.grid);
     const int64_t largest_tile = (c.seqlen - 1) / numerics::kQueryTile + 1;
     EXPECT_LT(after, 1.0 + double(largest_tile) / mean) << c.name;
@@ -134,7 +151,8 @@ TEST(CtaBalance, NeverMakesTheSlowestCtaSlower) {
       const std::vector<Job> original = built(c);
       std::vector<Job> table = original;
       balance_tail(&table, c.grid);
-      const std::vector<int64_t> a = blocks_per_cta(original, c.grid), b = blocks_per_cta(table, c.grid);
+      const std::vector<int64_t> a = key_blocks_per_cta(original, c.grid, c.seqlen);
+      const std::vector<int64_t> b = key_blocks_per_cta(table, c.grid, c.seqlen);
       EXPECT_LE(*std::max_element(b.begin(), b.end()), *std::max_element(a.begin(), a.end())) << c.name;
     }
   }
