@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -39,12 +38,6 @@ namespace {
 // recurrence; the ratio above is the sharp check.
 constexpr double kMaxRelRmsLeanP = 3.0e-2;
 constexpr double kMaxRelRmsExactP = 2.5e-2;
-
-uint64_t fresh_seed() {
-  if (const char *s = std::getenv("ZYFA_TEST_SEED")) return std::strtoull(s, nullptr, 10);
-  std::random_device rd;
-  return (uint64_t(rd()) << 32) | rd();
-}
 
 struct InterpretedCase {
   AttentionShape shape;

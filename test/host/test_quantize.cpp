@@ -25,7 +25,6 @@ namespace num = zyfa::numerics;
 
 static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= 16, "std::vector storage must meet the 16-byte alignment rule");
 
-using zyfa::test::fresh_seed;
 using zyfa::test::kCodePoison;
 using zyfa::test::kDescalePoison;
 using zyfa::test::QuantizeCase;
@@ -132,8 +131,7 @@ class RotationMatrix : public ::testing::TestWithParam<int> {};
 // the final multiply (the Hadamard sums of +-1 are exact), and be orthogonal to fp32 accuracy.
 TEST_P(RotationMatrix, MatchesDefinitionAndIsOrthogonal) {
   const int dim = GetParam();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("rotation seed " + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   std::vector<float> r32(size_t(dim) * dim, 0.0f);
   for (int i = 0; i < dim; ++i) r32[size_t(i) * dim + i] = 1.0f;
   rotate_fp32(dim, seed, r32);
@@ -162,8 +160,7 @@ TEST_P(RotationMatrix, MatchesDefinitionAndIsOrthogonal) {
 // log2(n) rounded stages plus the mixing, and the whole within fp32's relative accuracy.
 TEST_P(RotationMatrix, RandomRowsMatchFp64Product) {
   const int dim = GetParam();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   const int64_t rows = 64;
   const auto bits = random_bf16(size_t(rows * dim), 1.0f, seed);
   std::vector<float> x(bits.size());
@@ -192,8 +189,7 @@ TEST_P(RotationMatrix, RandomRowsMatchFp64Product) {
 // The point of the rotation: (qR)(kR)^T = q k^T up to fp32 rounding, with one seed for q and k.
 TEST_P(RotationMatrix, PreservesDotProducts) {
   const int dim = GetParam();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   const int64_t rows = 32;
   auto widen = [](const std::vector<uint16_t> &b) {
     std::vector<float> f(b.size());
@@ -242,8 +238,7 @@ class HostTwin : public ::testing::TestWithParam<TwinCase> {};
 
 TEST_P(HostTwin, CodesAndDescaleMatchFp64) {
   const TwinCase c = GetParam();
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  ZYFA_TRACED_SEED(seed);
   QuantizeCase h(77, c.dim, c.row_stride, c.rotation, c.scale, seed);
   const zyfa_quantize_desc desc = h.desc();
   ASSERT_EQ(zyfa_quantize_fp8_host(&desc), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
