@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "kernels/numerics.h"
+#include "support/e4m3_oracle.hpp"
 
 namespace zyfa::numerics {
 namespace {
+
+using test::e4m3_definition;
 
 bool bf16_is_nan(uint16_t b) { return (b & 0x7f80) == 0x7f80 && (b & 0x7f) != 0; }
 float float_of(uint32_t bits) { return bits_float(bits); }
@@ -63,14 +66,6 @@ TEST(Bf16, KnownValuesInfinitiesAndNan) {
 
 // ---- e4m3
 
-// OCP e4m3fn from its definition: bias 7, subnormals at exponent field 0, only S.1111.111 is NaN.
-double e4m3_definition(int code) {
-  const int e = (code >> 3) & 15, m = code & 7;
-  if (e == 15 && m == 7) return std::nan("");
-  const double v = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1.0 + m / 8.0, e - 7);
-  return (code & 0x80) ? -v : v;
-}
-
 TEST(E4m3, EveryCodeDecodesAsDefinedAndRoundTrips) {
   for (int c = 0; c < 256; ++c) {
     const double expected = e4m3_definition(c);
@@ -89,19 +84,6 @@ TEST(E4m3, EveryCodeDecodesAsDefinedAndRoundTrips) {
   EXPECT_EQ(e4m3_value(0x08), 0x1.0p-6f);
 }
 
-// The brute-force oracle: the nearest finite e4m3 value, ties to the even code, saturating at 448.
-uint8_t e4m3_nearest(float x) {
-  const uint8_t sign = std::signbit(x) ? 0x80 : 0;
-  const double a = std::fabs(double(x));
-  if (a >= kE4m3Max) return sign | 0x7e;
-  int best = 0;
-  for (int c = 1; c <= 0x7e; ++c) {
-    const double d = std::fabs(e4m3_definition(c) - a), db = std::fabs(e4m3_definition(best) - a);
-    if (d < db || (d == db && (c & 1) == 0)) best = c;
-  }
-  return uint8_t(sign | best);
-}
-
 TEST(E4m3, MatchesNearestEvenOnEveryBf16AndEveryMidpoint) {
   std::vector<float> xs;
   for (uint32_t b = 0; b < 0x10000; ++b) {
@@ -115,7 +97,7 @@ TEST(E4m3, MatchesNearestEvenOnEveryBf16AndEveryMidpoint) {
       xs.push_back(-x);
     }
   }
-  for (float x : xs) ASSERT_EQ(e4m3_code(x), e4m3_nearest(x)) << x;
+  for (float x : xs) ASSERT_EQ(e4m3_code(x), test::e4m3_nearest_by_search(x)) << x;
 }
 
 TEST(E4m3, TiesSubnormalsSaturationAndNan) {

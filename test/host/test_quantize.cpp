@@ -15,6 +15,7 @@
 
 #include "kernels/numerics.h"
 #include "kernels/rotation.h"
+#include "support/e4m3_oracle.hpp"
 #include "support/quantize_case.hpp"
 #include "zyfa/zyfa.h"
 
@@ -25,6 +26,7 @@ namespace num = zyfa::numerics;
 
 static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= 16, "std::vector storage must meet the 16-byte alignment rule");
 
+using zyfa::test::e4m3_nearest_by_search;
 using zyfa::test::kCodePoison;
 using zyfa::test::kDescalePoison;
 using zyfa::test::QuantizeCase;
@@ -81,20 +83,6 @@ double descale_fp64(double amax) {
   return std::ldexp(1.0, std::max(-126, int(std::ceil(std::log2(amax / 448.0)))));
 }
 
-// The e4m3 code nearest to v by search over all codes, ties to the even code, saturating at 448.
-uint8_t nearest_e4m3_fp64(double v) {
-  if (std::isnan(v)) return 0x7f;
-  const uint8_t sign = std::signbit(v) ? 0x80 : 0;
-  const double a = std::fabs(v);
-  int best = 0;
-  for (int c = 1; c <= 0x7e; ++c) {
-    const double err = std::fabs(double(num::e4m3_value(uint8_t(c))) - a);
-    const double best_err = std::fabs(double(num::e4m3_value(uint8_t(best))) - a);
-    if (err < best_err || (err == best_err && c % 2 == 0)) best = c;
-  }
-  return uint8_t(sign | best);
-}
-
 // What the quantizer sees: the rows widened to fp32, rotated by rotation.h when asked.
 std::vector<float> quantizer_input(const QuantizeCase &c) {
   auto y = c.rows_fp32();
@@ -110,10 +98,10 @@ void expect_quantized_like_fp64(const std::vector<float> &y, const std::vector<u
   ASSERT_EQ(dst.size(), y.size());
   size_t mismatches = 0, first = 0;
   for (size_t i = 0; i < y.size(); ++i) {
-    if (dst[i] != nearest_e4m3_fp64(double(y[i]) / double(descale)) && mismatches++ == 0) first = i;
+    if (dst[i] != e4m3_nearest_by_search(double(y[i]) / double(descale)) && mismatches++ == 0) first = i;
   }
   EXPECT_EQ(mismatches, 0u) << "first at " << first << ": y = " << y[first] << " code " << int(dst[first])
-                            << " expected " << int(nearest_e4m3_fp64(double(y[first]) / double(descale)));
+                            << " expected " << int(e4m3_nearest_by_search(double(y[first]) / double(descale)));
 }
 
 // ---------------------------------------------------------------- the rotations
@@ -305,7 +293,7 @@ TEST(HostTwinDescale, PowerOfTwoCoveringAmax) {
       EXPECT_GT(amax / h.descale, 224.0f);
     }
     EXPECT_EQ(h.descale, float(descale_fp64(amax)));
-    EXPECT_EQ(h.dst[5], nearest_e4m3_fp64(-double(amax) / h.descale));
+    EXPECT_EQ(h.dst[5], e4m3_nearest_by_search(-double(amax) / h.descale));
   }
 }
 
