@@ -60,6 +60,10 @@ struct InvalidCase {
 
 const float kDeviceDescale = 1.0f;
 
+// A struct_size newer than this library's, and the message part that names it.
+const size_t kNewerStructSize = sizeof(zyfa_attn_desc) + 8;
+const std::string kNewerStructSizeMessage = "struct_size = " + std::to_string(kNewerStructSize);
+
 std::vector<InvalidCase> invalid_cases() {
   auto fp8 = [](zyfa_attn_desc &d) {
     d.dtype = ZYFA_DTYPE_FP8_E4M3;
@@ -68,8 +72,8 @@ std::vector<InvalidCase> invalid_cases() {
   };
   return {
       {"struct_size_older", ZYFA_STATUS_BAD_STRUCT_SIZE, "struct_size = 8", [](auto &d, auto &) { d.struct_size = 8; }},
-      {"struct_size_newer", ZYFA_STATUS_BAD_STRUCT_SIZE, "struct_size",
-       [](auto &d, auto &) { d.struct_size = sizeof(zyfa_attn_desc) + 8; }},
+      {"struct_size_newer", ZYFA_STATUS_BAD_STRUCT_SIZE, kNewerStructSizeMessage.c_str(),
+       [](auto &d, auto &) { d.struct_size = kNewerStructSize; }},
       {"dtype", ZYFA_STATUS_BAD_DTYPE, "dtype = 7", [](auto &d, auto &) { d.dtype = zyfa_dtype(7); }},
       {"layout", ZYFA_STATUS_BAD_LAYOUT, "layout = 9", [](auto &d, auto &) { d.layout = zyfa_layout(9); }},
       {"head_dim_64", ZYFA_STATUS_UNSUPPORTED_HEAD_DIM, "(64, 128)", [](auto &d, auto &) { d.d_qk = 64; }},
@@ -95,7 +99,7 @@ std::vector<InvalidCase> invalid_cases() {
          d.k_strides = {kS * kHk * kD, kHk * kD, 129};
          d.v_strides = {kS * kHk * kD, kHk * kD, kD};
        }},
-      {"output_overlaps_itself", ZYFA_STATUS_BAD_STRIDE, "out_strides",
+      {"output_overlaps_itself", ZYFA_STATUS_BAD_STRIDE, "out_strides = {2560, 128, 128}",
        [](auto &d, auto &) {
          d.layout = ZYFA_LAYOUT_STRIDED;
          d.q_strides = {kS * kH * kD, kH * kD, kD};
@@ -155,7 +159,7 @@ std::vector<InvalidCase> invalid_cases() {
       {"bf16_with_p_rounding_lean", ZYFA_STATUS_FP8_FIELD_WITH_BF16, "p_rounding = ZYFA_P_ROUNDING_LEAN (1)",
        [](auto &d, auto &) { d.p_rounding = ZYFA_P_ROUNDING_LEAN; }},
       {"not_causal", ZYFA_STATUS_NOT_CAUSAL, "causal = 0", [](auto &d, auto &) { d.causal = 0; }},
-      {"size_overflow", ZYFA_STATUS_SIZE_OVERFLOW, "seqlen",
+      {"size_overflow", ZYFA_STATUS_SIZE_OVERFLOW, "1073741824 * 1073741824 * 4 * 128",
        [](auto &d, auto &) {
          d.seqlen = int64_t(1) << 30;
          d.batch = int64_t(1) << 30;
