@@ -56,6 +56,7 @@ struct InvalidCase {
   zyfa_status status;
   const char *message_part;  // the field (and value) the message must name
   std::function<void(zyfa_attn_desc &, Buffers &)> spoil;
+  bool null_pointer = false;  // the case is a NULL data pointer, which zyfa_attn_prepare accepts
 };
 
 const float kDeviceDescale = 1.0f;
@@ -108,8 +109,8 @@ std::vector<InvalidCase> invalid_cases() {
        }},
       {"misaligned", ZYFA_STATUS_MISALIGNED, "desc->v",
        [](auto &d, auto &b) { d.v = reinterpret_cast<const char *>(b.v.data()) + 2; }},
-      {"null_q", ZYFA_STATUS_NULL_TENSOR, "desc->q = NULL", [](auto &d, auto &) { d.q = nullptr; }},
-      {"null_out", ZYFA_STATUS_NULL_TENSOR, "desc->out = NULL", [](auto &d, auto &) { d.out = nullptr; }},
+      {"null_q", ZYFA_STATUS_NULL_TENSOR, "desc->q = NULL", [](auto &d, auto &) { d.q = nullptr; }, true},
+      {"null_out", ZYFA_STATUS_NULL_TENSOR, "desc->out = NULL", [](auto &d, auto &) { d.out = nullptr; }, true},
       {"out_aliases_q", ZYFA_STATUS_ALIASED_OUTPUT, "desc->out overlaps desc->q",
        [](auto &d, auto &b) { d.q = b.out.data(); }},
       {"lse_aliases_out", ZYFA_STATUS_ALIASED_OUTPUT, "desc->out overlaps desc->lse",
@@ -133,7 +134,7 @@ std::vector<InvalidCase> invalid_cases() {
        [fp8](auto &d, auto &) {
          fp8(d);
          d.v_descale.kind = ZYFA_DESCALE_DEVICE;
-       }},
+       }, true},
       {"descale_aliases_out", ZYFA_STATUS_ALIASED_OUTPUT, "desc->out overlaps desc->k_descale",
        [fp8](auto &d, auto &b) {
          fp8(d);
@@ -210,6 +211,21 @@ TEST_P(InvalidDescriptor, GpuEntryPointsRefuseBeforeTouchingADevice) {
   EXPECT_NE(std::string(zyfa_last_error()).find(GetParam().message_part), std::string::npos)
       << "message: " << zyfa_last_error();
   EXPECT_TRUE(b.untouched());
+}
+
+// zyfa_attn_prepare validates the same descriptor with its data pointers optional (NULL is accepted: a plan
+// needs no data), so every case but a NULL pointer gets the same answer there, before any device is looked for.
+TEST_P(InvalidDescriptor, PrepareRefusesTheSameWay) {
+  Buffers b;
+  zyfa_attn_desc d = b.desc();
+  GetParam().spoil(d, b);
+  if (GetParam().null_pointer) {
+    EXPECT_TRUE(zyfa::test::prepare_passes_validation(d));
+    return;
+  }
+  EXPECT_EQ(zyfa_attn_prepare(&d, nullptr), GetParam().status) << zyfa_last_error();
+  EXPECT_NE(std::string(zyfa_last_error()).find(GetParam().message_part), std::string::npos)
+      << "message: " << zyfa_last_error();
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryField, InvalidDescriptor, ::testing::ValuesIn(invalid_cases()),
