@@ -28,7 +28,13 @@ readonly kLeanExpPerBlock=4
 readonly kPairsPerBlock=32
 readonly kPvQgmmaPerChain=4
 readonly kQgmmaDepth=32  # the k of an e4m3 wgmma (m64nNk32)
+# An empty or missing manifest checks nothing: a failure, not a pass.
+if [[ ! -s "$manifest" ]]; then
+  echo "check_fp8_sass: FAIL: the manifest $manifest lists no kernels"
+  exit 1
+fi
 status=0
+checked=0
 while read -r name entry threads smem d_qk d_v lean_p schedule split_p _vt_prepass _tile_rows _overlaps_prepass; do
   sass=$("$cuobjdump" -sass "$dir/$name.cubin")
   local_mem=$(grep -cE '\b(LDL|STL)(\.|\s)' <<<"$sass" || true)
@@ -101,5 +107,7 @@ while read -r name entry threads smem d_qk d_v lean_p schedule split_p _vt_prepa
   if (( ! split_p )) && (( residual > 0 )); then verdict="FAIL: $residual f16->e4m3 conversions without split P"; status=1; fi
   echo "$name ($entry, lean_p $lean_p, split_p $split_p): key loop $total instructions, $matrix matrix, $ex2 MUFU.EX2, $pack f32->e4m3, $residual f16->e4m3; LDL/STL $local_mem: $verdict"
   sort -k2 -nr <<<"$mix" | head -24 | awk '{ printf "  %s %s", $1, $2 } END { print "" }'
+  checked=$((checked + 1))
 done <"$manifest"
+if (( checked == 0 )); then echo "check_fp8_sass: FAIL: no kernel checked"; status=1; fi
 exit $status

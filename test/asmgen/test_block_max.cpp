@@ -13,6 +13,7 @@
 #include "asmgen/fp8_recurrence.hpp"
 #include "asmgen/interpreter.hpp"
 #include "kernels/numerics.h"
+#include "support/seed.hpp"
 
 namespace zyfa::asmgen {
 namespace {
@@ -96,8 +97,8 @@ std::vector<float> expected(const std::vector<int> &sizes, const std::vector<flo
   return out;
 }
 
-std::vector<float> random_scores(uint32_t seed) {
-  std::mt19937 rng(seed);
+std::vector<float> random_scores(uint64_t seed) {
+  std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 4.0f);
   std::vector<float> in(size_t(kLanes) * kInWords);
   for (float &x : in) x = normal(rng);
@@ -112,7 +113,8 @@ void expect_same_bits(const std::vector<float> &got, const std::vector<float> &w
 
 TEST(BlockMax, TwoRowsTogetherMatchTheHostAndTheRowByRowForm) {
   const std::vector<int> sizes = {32, 32};  // a wgmma consumer thread's two rows of an n128 S
-  const std::vector<float> in = random_scores(1u);
+  ZYFA_TRACED_SEED(seed);
+  const std::vector<float> in = random_scores(seed);
   const std::vector<float> want = expected(sizes, in);
   expect_same_bits(run(sizes, in, /*together=*/true), want, "together");
   expect_same_bits(run(sizes, in, /*together=*/false), want, "row by row");
@@ -120,7 +122,8 @@ TEST(BlockMax, TwoRowsTogetherMatchTheHostAndTheRowByRowForm) {
 
 TEST(BlockMax, RowsOfOddAndUnequalLengthsKeepEveryScore) {
   const std::vector<int> sizes = {3, 1, 7, 32};
-  std::vector<float> in = random_scores(2u);
+  ZYFA_TRACED_SEED(seed);
+  std::vector<float> in = random_scores(seed);
   // The largest score of each row last in lane 5's list, where a tree that drops an odd level's tail loses it.
   int first = 0;
   for (int n : sizes) {
@@ -132,7 +135,8 @@ TEST(BlockMax, RowsOfOddAndUnequalLengthsKeepEveryScore) {
 
 TEST(BlockMax, MaskedScoresAndNaNsAreSkipped) {
   const std::vector<int> sizes = {32, 32};
-  std::vector<float> in = random_scores(3u);
+  ZYFA_TRACED_SEED(seed);
+  std::vector<float> in = random_scores(seed);
   for (int lane = 0; lane < kLanes; ++lane) {
     for (int i = 0; i < 32; ++i) in[size_t(lane * kInWords + i)] = -INFINITY;  // row 0 masked in every lane but quad 0's
     in[size_t(lane * kInWords + 40)] = NAN;

@@ -17,6 +17,7 @@
 #include "asmgen/fp8_attention.hpp"
 #include "asmgen/fp8_kernel_params.h"
 #include "asmgen/interpreter.hpp"
+#include "asmgen/ptx_printer.hpp"
 #include "asmgen/variants.hpp"
 #include "host/cta_balance.hpp"
 #include "host/error.hpp"
@@ -26,6 +27,7 @@
 #include "kernels/numerics.h"
 #include "ref/cpu_backend.hpp"
 #include "ref/reference.hpp"
+#include "support/error_limits.hpp"
 #include "support/support.hpp"
 
 namespace zyfa::test {
@@ -33,11 +35,12 @@ namespace {
 
 // The interpreter and the CPU backend differ only in the order of fp32 sums (an MMA's sum against the
 // backend's fixed partial sums) and in the last bits of exp2 and log2: far below the recurrence's own
-// error against fp64. The interpreter is held to the device tests' backend ratio (support/backend_ratio.hpp).
-// Against fp64: the CPU backend's limits (test_cpu_backend.cpp), since the interpreted kernel runs the same
-// recurrence; the ratio above is the sharp check.
-constexpr double kMaxRelRmsLeanP = 3.0e-2;
-constexpr double kMaxRelRmsExactP = 2.5e-2;
+// error against fp64. The GPU tests allow a backend ratio of 0.2 (support/backend_ratio.hpp); the
+// interpreter, deterministic and with no hardware exp2 between the two, measured 0 in 30 of 40 cases and
+// at most 0.0024 (session 37), so it gets a tenth of that: one output element off by its own size at
+// S = 300 already gives about 0.1. Against fp64: the CPU backend's limits (support/error_limits.hpp), out
+// and LSE, since the interpreted kernel runs the same recurrence.
+constexpr double kMaxInterpretedRatio = 0.02;
 
 struct InterpretedCase {
   AttentionShape shape;
@@ -176,36 +179,59 @@ uint64_t set_case_inputs(const InterpretedCase &tc, HostAttention &h) {
   return seed;
 }
 
+// What an interpreted run is checked against: fp64, and the CPU backend summing as the schedule's matrix
+// unit does, both on h's inputs (computed before the run, which then overwrites h's outputs).
+struct References {
+  ref::ReferenceResult exact;
+  std::vector<double> cpu_out, cpu_lse;
+};
+
+References references(HostAttention &h, bool wgmma) {
+  References r;
+  r.exact = ref::attention_fp64(h.problem());
+  h.poison_outputs();
+  ref::attention_cpu_backend(h.problem(), wgmma ? ref::Fp8Sums::kTensorCores : ref::Fp8Sums::kExactFp32);
+  r.cpu_out = h.out_values();
+  r.cpu_lse = h.lse_values();
+  return r;
+}
+
+// h's outputs (an interpreted run's) against the references: out and LSE within the CPU backend's limits of
+// fp64, and within the interpreter's ratio of the CPU backend.
+void expect_matches_references(const InterpretedCase &tc, const HostAttention &h, const References &r, bool wgmma,
+                               int grid, double instructions, const char *label) {
+  const AttentionShape &sh = tc.shape;
+  const std::vector<double> got_out = h.out_values(), got_lse = h.lse_values();
+  const ErrorStats out_err = compare_to_reference(got_out, r.exact.out);
+  const BackendComparison out_vs_cpu = compare_backends(got_out, r.cpu_out, r.exact.out);
+  EXPECT_TRUE(within_rel_rms(out_err, max_rel_rms(sh)));
+  EXPECT_TRUE(within_backend_ratio(out_vs_cpu, kMaxInterpretedRatio)) << "out";
+  BackendComparison lse_vs_cpu;
+  if (sh.with_lse) {
+    const ErrorStats lse_err = compare_to_reference(got_lse, r.exact.lse);
+    EXPECT_EQ(lse_err.nonfinite, 0);
+    EXPECT_LE(lse_err.max_abs, max_lse_err(sh)) << "LSE against fp64";
+    lse_vs_cpu = compare_backends(got_lse, r.cpu_lse, r.exact.lse);
+    EXPECT_TRUE(within_backend_ratio(lse_vs_cpu, kMaxInterpretedRatio)) << "LSE";
+  }
+  std::printf("[asmgen interpreted%s] %-40s %-10s grid %d  out rel_rms %.3e (cpu %.3e)  vs cpu %.3e (ratio %.4f)  lse "
+              "ratio %.4f  %.2e instructions/lane\n",
+              label, sh.name().c_str(), activation_kind_name(tc.inputs), grid, out_err.rel_rms,
+              out_vs_cpu.cpu_err, out_vs_cpu.gpu_cpu, out_vs_cpu.ratio, lse_vs_cpu.ratio, instructions);
+}
+
 // Runs the case's kernel on the interpreter (the mma.sync schedule, or the wgmma one where `wgmma`) and
 // checks it against the CPU backend and fp64.
 void run_interpreted(const InterpretedCase &tc, bool wgmma) {
   const AttentionShape &sh = tc.shape;
   HostAttention h(sh);
   SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(set_case_inputs(tc, h)));
-
-  const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
-  h.poison_outputs();
-  ref::attention_cpu_backend(h.problem(), wgmma ? ref::Fp8Sums::kTensorCores : ref::Fp8Sums::kExactFp32);
-  const std::vector<double> cpu_out = h.out_values(), cpu_lse = h.lse_values();
+  const References refs = references(h, wgmma);
 
   double instructions = 0;
   const int grid = interpret(tc, h, wgmma, /*vt_prepass=*/false, &instructions);
   ASSERT_GT(grid, 0);
-
-  const std::vector<double> got_out = h.out_values(), got_lse = h.lse_values();
-  const ErrorStats out_err = compare_to_reference(got_out, exact.out);
-  const BackendComparison out_vs_cpu = compare_backends(got_out, cpu_out, exact.out);
-  EXPECT_TRUE(within_rel_rms(out_err, sh.lean_p() ? kMaxRelRmsLeanP : kMaxRelRmsExactP));
-  EXPECT_TRUE(within_backend_ratio(out_vs_cpu)) << "out";
-  BackendComparison lse_vs_cpu;
-  if (sh.with_lse) {
-    lse_vs_cpu = compare_backends(got_lse, cpu_lse, exact.lse);
-    EXPECT_TRUE(within_backend_ratio(lse_vs_cpu)) << "LSE";
-  }
-  std::printf("[asmgen interpreted%s] %-40s %-10s grid %d  out rel_rms %.3e (cpu %.3e)  vs cpu %.3e (ratio %.4f)  lse "
-              "ratio %.4f  %.2e instructions/lane\n",
-              wgmma ? " wgmma" : "", sh.name().c_str(), activation_kind_name(tc.inputs), grid, out_err.rel_rms,
-              out_vs_cpu.cpu_err, out_vs_cpu.gpu_cpu, out_vs_cpu.ratio, lse_vs_cpu.ratio, instructions);
+  expect_matches_references(tc, h, refs, wgmma, grid, instructions, wgmma ? " wgmma" : "");
   if (const char *dir = std::getenv("ZYFA_INTERPRETED_DUMP")) {  // for comparing two emitters' outputs bit for bit
     const std::string path = std::string(dir) + "/" + (wgmma ? "wgmma_" : "") + sh.name() + "_" +
                              activation_kind_name(tc.inputs) + "_grid" + std::to_string(grid) + ".bin";
@@ -282,16 +308,18 @@ std::vector<InterpretedCase> wgmma_cases() {
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8InterpretedWgmma, ::testing::ValuesIn(wgmma_cases()), case_name);
 
 // The variants that read V^T from the call's workspace (written before the kernel, here by
-// host_vt_workspace) against the ones that transpose V in the kernel, on the same inputs: the same P codes
-// meet the same V^T bytes in the same products, so out and LSE must be the same bits. The cases cover one
-// key (the padded block is almost all zeros), GQA with strides, a last block cut mid-group, and tiles that
-// wrap the rings.
+// host_vt_workspace), the library's choice for long FP8 calls with a workspace and the only ones with three
+// serialized consumers, against fp64 and the CPU backend, and against the ones that transpose V in the
+// kernel on the same inputs: the same P codes meet the same V^T bytes in the same products, so out and LSE
+// must be the same bits. The cases cover one key (the padded block is almost all zeros), GQA with strides, a
+// last block cut mid-group, tiles that wrap the rings, no LSE and outlier inputs.
 class Fp8InterpretedWgmmaVt : public ::testing::TestWithParam<InterpretedCase> {};
 
 TEST_P(Fp8InterpretedWgmmaVt, SameBitsAsTheInKernelTransposition) {
   const InterpretedCase &tc = GetParam();
   HostAttention h(tc.shape);
   SCOPED_TRACE("ZYFA_TEST_SEED=" + std::to_string(set_case_inputs(tc, h)));
+  const References refs = references(h, /*wgmma=*/true);
   double instructions = 0;
   ASSERT_GT(interpret(tc, h, /*wgmma=*/true, /*vt_prepass=*/false, &instructions), 0);
   const auto *out_bytes = static_cast<const uint8_t *>(h.out.data());
@@ -302,8 +330,7 @@ TEST_P(Fp8InterpretedWgmmaVt, SameBitsAsTheInKernelTransposition) {
   EXPECT_EQ(std::memcmp(h.out.data(), in_kernel_out.data(), in_kernel_out.size()), 0)
       << "out differs from the in-kernel transposition's";
   EXPECT_EQ(std::memcmp(h.lse.data(), in_kernel_lse.data(), h.lse.size() * sizeof(float)), 0) << "LSE differs";
-  std::printf("[asmgen interpreted wgmma vt] %-40s %-10s grid %d  %.2e instructions/lane\n", tc.shape.name().c_str(),
-              activation_kind_name(tc.inputs), grid, instructions);
+  expect_matches_references(tc, h, refs, /*wgmma=*/true, grid, instructions, " wgmma vt");
 }
 
 std::vector<InterpretedCase> vt_cases() {
@@ -314,6 +341,8 @@ std::vector<InterpretedCase> vt_cases() {
     c.push_back({fp8_shape(d, 1, 640, 2, 1, Layout::kBHSD, false, true), 1});
   }
   c.push_back({fp8_shape(128, 2, 1000, 2, 1, Layout::kBHSD, true, true), 5, ActivationKind::kStructured});
+  c.push_back({fp8_shape(128, 1, 300, 4, 2, Layout::kStrided, false, false), 2});  // no LSE
+  c.push_back({fp8_shape(192, 1, 300, 2, 1, Layout::kBSHD, false, true), 3, ActivationKind::kOutlier});
   AttentionShape lean_d192 = fp8_shape(192, 1, 300, 4, 2, Layout::kStrided, true, true);  // its own V^T kernel
   lean_d192.p_rounding = ZYFA_P_ROUNDING_LEAN;
   c.push_back({lean_d192, 2});
@@ -328,9 +357,8 @@ TEST(Fp8Emitter, SameProgramTwice) {
     const auto build = v.schedule == asmgen::Schedule::kWgmma ? asmgen::build_fp8_wgmma_attention
                                                               : asmgen::build_fp8_attention;
     const asmgen::Program a = build(v), b = build(v);
-    ASSERT_EQ(a.code.size(), b.code.size()) << v.name;
-    ASSERT_EQ(a.regs.count(), b.regs.count()) << v.name;
     EXPECT_GT(a.code.size(), 1000u) << v.name;
+    EXPECT_TRUE(asmgen::print_ptx(a) == asmgen::print_ptx(b)) << v.name << ": two builds print different PTX";
   }
 }
 

@@ -56,9 +56,11 @@ TEST(LeanClamp, MaxS16x2IsSignedPerHalf) {
 }
 
 TEST(LeanClamp, PairsGiveTheHostCodes) {
-  // y values across the codes, below 2 (clamped), negative, -inf and a NaN.
+  // y values across the codes, below 2 (clamped), negative, -inf, the midpoint of two codes (truncated, not
+  // rounded) and a NaN as the GPU's FFMA makes it (the canonical 0x7fffffff: a NaN code, like the host's).
   const std::vector<float> ys = {2.0f, 2.5f, 3.84375f, 3.9990234375f, 1.999f, 0.0f, -0.0f, -3.0f, -INFINITY,
-                                 1e-30f, 2.0f + 118.5f / 64.0f};
+                                 1e-30f, 2.0f + 118.5f / 64.0f, numerics::bits_float(0x7fffffffu)};
+  ASSERT_EQ(ys.size() % 2, 0u) << "the values are read in pairs: an odd one out would go untested";
   std::vector<std::array<uint32_t, 2>> pairs;
   for (size_t i = 0; i + 1 < ys.size(); i += 2) pairs.push_back({bits(ys[i]), bits(ys[i + 1])});
   const std::vector<uint32_t> got = run_pairs(pairs, [](Builder &b, Reg d, Reg x, Reg y) {

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -72,29 +71,35 @@ Program transpose_program() {
   return p;
 }
 
+// Two runs pin every byte's source exactly: V[key][dim] = key, then = dim (each fits a byte), so a byte
+// from the wrong key or the wrong dim shows in one of them (random bytes would hide a misplaced one whenever
+// its wrong source held the same value).
 TEST(VtTranspose, EveryByteOfVtIsTheVByteItsLayoutNames) {
   const Program prog = transpose_program();
-  std::mt19937 rng(11);
-  std::vector<uint8_t> v_smem(kBlockBytes), vt_smem(kBlockBytes, 0xEE);
-  for (uint8_t &x : v_smem) x = uint8_t(rng());
-  Interpreter interp(prog);
-  interp.add_region(v_smem.data(), v_smem.size(), false);
-  interp.add_region(vt_smem.data(), vt_smem.size(), true);
-  const uint64_t params[2] = {uint64_t(uintptr_t(v_smem.data())), uint64_t(uintptr_t(vt_smem.data()))};
-  ASSERT_EQ(interp.run(1, params), "");
-  int mismatches = 0;
-  for (int dim = 0; dim < kVtDims; ++dim)            // a V^T row
-    for (int group = 0; group < numerics::kKeyBlock / 16; ++group)
-      for (int pos = 0; pos < 16; ++pos) {           // the layout the workspace's V^T has too
-        const int key = 16 * group + fp8_vt::key_at(pos);
-        const uint8_t want = v_smem[swizzled(key, dim)];
-        const uint8_t got = vt_smem[swizzled(dim, 16 * group + pos)];
-        if (got != want && ++mismatches <= 5) {
-          ADD_FAILURE() << "V^T row " << dim << ", key group " << group << ", position " << pos << ": got "
-                        << int(got) << ", want V[" << key << "][" << dim << "] = " << int(want);
+  for (const bool by_key : {true, false}) {
+    SCOPED_TRACE(by_key ? "V[key][dim] = key" : "V[key][dim] = dim");
+    std::vector<uint8_t> v_smem(kBlockBytes), vt_smem(kBlockBytes, 0xEE);
+    for (int key = 0; key < numerics::kKeyBlock; ++key)
+      for (int dim = 0; dim < kVtRowBytes; ++dim) v_smem[swizzled(key, dim)] = uint8_t(by_key ? key : dim);
+    Interpreter interp(prog);
+    interp.add_region(v_smem.data(), v_smem.size(), false);
+    interp.add_region(vt_smem.data(), vt_smem.size(), true);
+    const uint64_t params[2] = {uint64_t(uintptr_t(v_smem.data())), uint64_t(uintptr_t(vt_smem.data()))};
+    ASSERT_EQ(interp.run(1, params), "");
+    int mismatches = 0;
+    for (int dim = 0; dim < kVtDims; ++dim)            // a V^T row
+      for (int group = 0; group < numerics::kKeyBlock / 16; ++group)
+        for (int pos = 0; pos < 16; ++pos) {           // the layout the workspace's V^T has too
+          const int key = 16 * group + fp8_vt::key_at(pos);
+          const uint8_t want = uint8_t(by_key ? key : dim);
+          const uint8_t got = vt_smem[swizzled(dim, 16 * group + pos)];
+          if (got != want && ++mismatches <= 5) {
+            ADD_FAILURE() << "V^T row " << dim << ", key group " << group << ", position " << pos << ": got "
+                          << int(got) << ", want V[" << key << "][" << dim << "] = " << int(want);
+          }
         }
-      }
-  EXPECT_EQ(mismatches, 0);
+    EXPECT_EQ(mismatches, 0);
+  }
 }
 
 }  // namespace
