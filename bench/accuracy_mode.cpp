@@ -74,6 +74,12 @@ int run_accuracy_mode(const Options &o) {
         r.set("rel_rms_err", out_err.rel_rms).set("max_abs_err", out_err.max_abs)
             .set("lse_max_abs_err", lse_err.max_abs).set("nonfinite_out", count_nonfinite(got.out))
             .set("nonfinite_lse", count_nonfinite(got.lse));
+        // A NaN or infinity makes the errors infinite, which JSON writes as null: say why, so that the
+        // record reads as a failure, not as "not measured".
+        if (out_err.nonfinite > 0 || lse_err.nonfinite > 0) {
+          r.set("error", "non-finite output: " + std::to_string(out_err.nonfinite) + " out, " +
+                             std::to_string(lse_err.nonfinite) + " LSE values among the sampled rows");
+        }
       } catch (const std::exception &e) {
         r.set_null("rel_rms_err").set("error", e.what());
       }

@@ -31,7 +31,10 @@ try:
 except ImportError:  # the command line (and its host test) needs no PyTorch; main() does
     torch = F = None
 
-IMPLS = ["torch-cudnn", "torch-flash", "fa3", "flashinfer"]
+# zyfa-py is zyfa itself through bindings/python (torch.ops.zyfa.fwd, with its workspace and LSE), so that
+# zyfa runs in the same process and the same rotation as the Python peers: a ratio between two records of
+# one peers.py case has no process, load history or clock state between them that the other lacks.
+IMPLS = ["zyfa-py", "torch-cudnn", "torch-flash", "fa3", "flashinfer"]
 BENCH_IMPLS = ["zyfa", "cudnn"]  # timed by zyfa_bench, not here
 FAMILIES = ["mha-d128", "gqa-d128", "mha-d192", "gqa-d192", "llama3.1-8b"]
 SEQLENS = [2048, 4096, 8192, 16384, 32768]
@@ -157,6 +160,22 @@ def make_call(impl, meta, t, want_lse=False):
             torch.cuda.synchronize()
         except Exception as e:  # noqa: BLE001 - a kernel FlashInfer cannot build or run is a reason, not a crash
             raise Unsupported(f"flashinfer failed its first call: {type(e).__name__}: {e}")
+        return call
+    if impl == "zyfa-py":
+        try:
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
+            import zyfa
+        except Exception as e:  # noqa: BLE001 - no libzyfa.so (ZYFA_LIB) or a binding that does not import
+            raise Unsupported(f"zyfa's Python binding does not import (ZYFA_LIB: the carry's libzyfa.so): "
+                              f"{type(e).__name__}: {e}")
+        kw = {"causal": True, "softmax_scale": scale, "return_lse": True}  # zyfa_bench times it with its LSE
+        if fp8:
+            for name in ("q", "k", "v"):
+                kw[f"{name}_descale"] = meta[f"{name}_descale"]
+
+        def call():
+            out, lse = zyfa.flash_attn_func(q, k, v, **kw)
+            return out, (lse if want_lse else None)
         return call
     raise Unsupported(f"unknown peer {impl}")
 

@@ -18,7 +18,7 @@ import math
 import os
 from collections import defaultdict
 
-IMPL_ORDER = ["zyfa", "cudnn", "fa3", "flashinfer", "torch-cudnn", "torch-flash"]
+IMPL_ORDER = ["zyfa", "zyfa-py", "cudnn", "fa3", "flashinfer", "torch-cudnn", "torch-flash"]
 FAMILY_ORDER = ["mha-d128", "gqa-d128", "mha-d192", "gqa-d192", "llama3.1-8b"]
 INPUT_ORDER = ["gaussian", "outlier", "structured"]
 P_ROUNDING_ORDER = ["lean", "exact", "split"]

@@ -30,15 +30,22 @@ import subprocess
 import sys
 
 REQUIRED = ["impl", "dtype", "d_qk", "d_v", "batch", "seqlen", "nheads", "nheads_k", "inputs", "mode", "tflops"]
-IMPLS = {"zyfa", "cudnn", "fa3", "flashinfer", "torch-flash", "torch-cudnn"}
+IMPLS = {"zyfa", "zyfa-py", "cudnn", "fa3", "flashinfer", "torch-flash", "torch-cudnn"}
 P_ROUNDINGS = {"lean", "exact", "split"}
 
 
 def record_key(r):
     """What one record measures: two records with the same key measure the same thing (the later replaces the
-    earlier in merge --base). A zyfa run with an explicit P rounding is its own measurement."""
+    earlier in merge --base). A zyfa run with an explicit P rounding is its own measurement, and so is one on
+    inputs of another std (the check part's std-1 runs beside the protocol's 0.1)."""
+    std = r.get("input_std")
     return (r["impl"], r["dtype"], r["d_qk"], r["d_v"], r["batch"], r["seqlen"], r["nheads"], r["nheads_k"],
-            r["inputs"], r["mode"], r.get("p_rounding"))
+            r["inputs"], r["mode"], r.get("p_rounding"), None if std is None else round(float(std), 6))
+
+
+def is_failure(r):
+    """A record that says why nothing was measured (an error, no time and no error figure)."""
+    return bool(r.get("error")) and r.get("tflops") is None and r.get("rel_rms_err") is None
 
 
 def check_record(r):
@@ -229,12 +236,23 @@ def follows_protocol(record):
 
 
 def latest_per_key(records):
-    """One record per identity (record_key): a later part's measurement replaces an earlier part's."""
+    """One record per identity (record_key): a later part's measurement replaces an earlier part's; a later
+    failure (a peer not installed in that call, a fault) replaces only a failure, never a measurement."""
     latest = {}
     for r in records:
-        latest.pop(record_key(r), None)
-        latest[record_key(r)] = r
+        key = record_key(r)
+        if key in latest and is_failure(r) and not is_failure(latest[key]):
+            continue
+        latest.pop(key, None)
+        latest[key] = r
     return list(latest.values())
+
+
+def gpu_environment(env):
+    """What must match between the parts of one results file: the GPU's name, the driver, cuDNN and torch."""
+    smi = env.get("nvidia_smi", "").split(", ")
+    return {"gpu": smi[0] if smi else "?", "driver": smi[1] if len(smi) > 1 else "?", "cudnn": env.get("cudnn"),
+            "torch": env.get("torch")}
 
 
 def dropped(record, drop):
@@ -251,6 +269,11 @@ def merge(args):
             parts.append(json.load(f))
     if not parts:
         sys.exit("no parts")
+    # One file, one machine: parts from another GPU (the device tool may hand out an H100 for an H200), driver,
+    # cuDNN or torch would be published under the first part's name. --mixed says so in the file instead.
+    envs = {json.dumps(gpu_environment(p["environment"]), sort_keys=True) for p in parts}
+    if len(envs) > 1 and not args.mixed:
+        sys.exit(f"merge: the parts ran on different machines or stacks: {sorted(envs)} (--mixed NOTE to merge anyway)")
     env = parts[0]["environment"]
     smi = env["nvidia_smi"].split(", ")
     out = {"date": args.date, "gpu": smi[0] if smi else "?", "git_commit": parts[0]["git_commit"],
@@ -263,6 +286,15 @@ def merge(args):
     if args.base:
         with open(args.base) as f:
             base = json.load(f)
+        base_env = {"gpu": base.get("gpu"), "driver": base.get("driver"), "cudnn": base.get("cudnn"),
+                    "torch": base.get("torch")}
+        if base_env != gpu_environment(env) and not args.mixed:
+            sys.exit(f"merge: --base ran on {base_env}, the parts on {gpu_environment(env)} (--mixed NOTE to merge anyway)")
+        # A fresh failure does not replace the base's measurement of the same thing (latest_per_key's rule).
+        base_by_key = {record_key(r): r for r in base["records"]}
+        out["records"] = [r for r in out["records"]
+                          if not (is_failure(r) and record_key(r) in base_by_key
+                                  and not is_failure(base_by_key[record_key(r)]))]
         fresh = {record_key(r) for r in out["records"]}
         # --drop IMPL/DTYPE[/P_ROUNDING]: the base's records of a kernel that no longer runs (superseded, not
         # re-measured); with P_ROUNDING, only its runs with that explicit P rounding.
@@ -281,6 +313,8 @@ def merge(args):
         print(f"left out {len(invalid)} sustained records timed over less than {SUSTAINED_MIN_TIMED_S} s")
     if len(commits) > 1:
         out["git_commits"] = sorted(commits)
+    if args.mixed:
+        out["mixed"] = args.mixed
     for r in out["records"]:
         check_record(r)
     with open(args.out, "w") as f:
@@ -315,6 +349,8 @@ def main():
     m.add_argument("--date", required=True)
     m.add_argument("--out", required=True)
     m.add_argument("--base", help="an earlier results file whose records the parts extend or replace")
+    m.add_argument("--mixed", metavar="NOTE", help="merge parts (or a base) from different GPUs, drivers, cuDNN or "
+                   "torch; NOTE says why, and goes into the file")
     m.add_argument("--drop", action="append", metavar="IMPL/DTYPE[/P_ROUNDING]",
                    help="leave out the base's records of this kernel (it has been replaced), or only its runs "
                         "with this explicit P rounding; repeatable")

@@ -69,8 +69,15 @@ class TimingRun {
           r.set("plan", info->second[0]).set("out_dtype", info->second[1]);
           if (!info->second[2].empty()) r.set("notes", info->second[2]);
         }
-        if (s.ms.empty()) {
+        // A run that failed at any repeat has no time: the repeats before the failure are kept for the record
+        // (tflops_partial), never published as a measurement.
+        if (s.ms.empty() || !s.error.empty()) {
           r.set_null("tflops").set("error", s.error.empty() ? std::string("not run") : s.error);
+          if (!s.ms.empty()) {
+            std::vector<double> partial;
+            for (double ms : s.ms) partial.push_back(cases_[ci].shape.flops() / (ms * 1e-3) / 1e12);
+            r.set("tflops_partial", partial);
+          }
           out.push_back(r);
           continue;
         }
@@ -84,7 +91,6 @@ class TimingRun {
             .set("tflops_repeats", per_repeat).set("calls", s.calls).set("repeats", int(s.ms.size()));
         if (!s.windows.empty()) r.set("windows_unix_ms", s.windows);
         if (o_.mode == "sustained") r.set("timed_s", s.sustained_s);
-        if (!s.error.empty()) r.set("error", s.error);
         out.push_back(r);
       }
     }

@@ -184,3 +184,32 @@ def test_impls_of_zyfa_bench_are_skipped_and_unknown_ones_stop():
     assert peers.peer_impls("zyfa,cudnn,fa3") == ["fa3"]
     with pytest.raises(SystemExit, match="unknown fa4"):
         peers.peer_impls("fa3,fa4")
+
+
+def test_merge_a_later_failure_does_not_replace_a_measurement(tmp_path):
+    failed = dict(acc("zyfa", 1.0), rel_rms_err=None, error="not installed in this call")
+    merged = merge(tmp_path, [acc("zyfa", 2.7e-2)], [failed])
+    assert [(r["rel_rms_err"], r.get("error")) for r in merged] == [(2.7e-2, None)]
+    merged = merge(tmp_path, [], [acc("zyfa", 2.7e-2)], [failed])
+    assert [(r["rel_rms_err"], r.get("error")) for r in merged] == [(2.7e-2, None)]
+
+
+def test_merge_keeps_runs_on_inputs_of_another_std_apart(tmp_path):
+    merged = merge(tmp_path, [], [dict(acc("zyfa", 2.7e-2), input_std=0.1)], [dict(acc("zyfa", 2.0e-2), input_std=1.0)])
+    assert sorted((r["input_std"], r["rel_rms_err"]) for r in merged) == [(0.1, 2.7e-2), (1.0, 2.0e-2)]
+
+
+def test_merge_refuses_parts_from_two_gpus_unless_told(tmp_path):
+    h200, h100 = tmp_path / "h200.json", tmp_path / "h100.json"
+    write_part(h200, [acc("zyfa", 2.7e-2)])
+    h100.write_text(json.dumps({"part": "accuracy", "command": "test", "git_commit": "abc",
+                                "environment": {"nvidia_smi": "NVIDIA H100 80GB HBM3, 580, 80 GB, 700 W"},
+                                "records": [acc("cudnn", 3e-2)]}))
+    results = os.path.join(BENCH, "results_file.py")
+    out = tmp_path / "out.json"
+    refused = subprocess.run([sys.executable, results, "merge", "--date", "2026-12-06", "--out", str(out), str(h200),
+                              str(h100)], capture_output=True, text=True)
+    assert refused.returncode != 0 and "different machines" in refused.stderr
+    subprocess.run([sys.executable, results, "merge", "--date", "2026-12-06", "--out", str(out), "--mixed",
+                    "two cards, on purpose", str(h200), str(h100)], check=True, capture_output=True)
+    assert json.loads(out.read_text())["mixed"] == "two cards, on purpose"

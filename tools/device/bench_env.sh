@@ -24,3 +24,5 @@ for lib in libcudnn.so.9 libnvrtc.so.13; do
 done
 export LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+# zyfa through its Python binding (peers.py's zyfa-py): the carry's libzyfa.so, the build zyfa_bench came from.
+[[ -f "$CARRY/lib/libzyfa.so" ]] && export ZYFA_LIB="$PWD/$CARRY/lib/libzyfa.so"

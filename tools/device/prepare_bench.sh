@@ -16,12 +16,15 @@ readonly FLASHINFER_WHEELS=("flashinfer-python==0.6.13" "apache-tvm-ffi==0.1.15.
 
 tools/install_cudnn_frontend.sh
 cmake -S . -B "$BUILD" -DZYFA_BUILD_BENCH=ON -DZYFA_BUILD_TESTS=OFF -DZYFA_BUILD_TOOLS=OFF > /dev/null
-cmake --build "$BUILD" --target zyfa_bench -j2
+cmake --build "$BUILD" --target zyfa_bench zyfa -j2
 
 rm -rf .carry-bench && mkdir -p .carry-bench/lib
 cp "$BUILD/bench/zyfa_bench" .carry-bench/
 # The Debian package has no static Google Benchmark: its shared library travels with the binary.
 for lib in $(ldd .carry-bench/zyfa_bench | awk '/libbenchmark/ {print $3}'); do cp -L "$lib" .carry-bench/lib/; done
+# libzyfa.so of the same build, for peers.py's zyfa-py (zyfa through bindings/python, timed in the peers'
+# own rotation; bench_env.sh points ZYFA_LIB at it).
+cp -L "$BUILD/libzyfa.so" .carry-bench/lib/libzyfa.so
 echo "$(git rev-parse HEAD)$(git diff --quiet HEAD -- src include bench || echo '+dirty')" > .carry-bench/COMMIT
 
 mkdir -p .whl

@@ -27,7 +27,12 @@ for round in $(seq "${ROUNDS:-2}"); do
     run="$SCRATCH-$name-$round"
     OUT="$run" CARRY=".carry-bench-$name" STEP_TIMEOUT="${STEP_TIMEOUT:-120}" \
       bash tools/device/run_bench.sh kernel --impls=zyfa "$@" > "$run.log" 2>&1 || status=1
-    grep manual_time "$run.log" | awk -v n="$name" -v r="$round" \
+    # A repeat that failed (SkipWithError: "ERROR OCCURRED") is a failed run, not a line to parse.
+    if grep manual_time "$run.log" | grep -q "ERROR OCCURRED"; then
+      echo "run_bench_ab: $name round $round: a repeat failed (see $run.log)" | tee -a "$LOG"
+      status=1
+    fi
+    grep manual_time "$run.log" | grep -v "ERROR OCCURRED" | awk -v n="$name" -v r="$round" \
       '{ sub(/\/rep[0-9]+\/iterations:1\/manual_time/, "", $1); print r, n, $1, $(NF-1) }' | tee -a "$LOG"
   done
 done
@@ -36,10 +41,17 @@ import collections, glob, json, os, statistics, sys
 log, scratch, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 tf = collections.defaultdict(list)
 for line in open(log):
+    if line.startswith("run_bench_ab:"):
+        continue
     r, name, bench, value = line.split()
     # Google Benchmark prints counters of 1000 or more with a k: 1.10632k TFLOP/s.
     tf[(bench, name)].append(float(value[:-1]) * 1e3 if value.endswith("k") else float(value))
-for bench in sorted({b for b, _ in tf}):
+# Every build must have timed every benchmark equally often: a build that lost cases is not compared on fewer.
+counts = {bench: {n: len(tf.get((bench, n), [])) for n in names} for bench in {b for b, _ in tf}}
+uneven = {b: c for b, c in counts.items() if len(set(c.values())) > 1}
+for bench, c in sorted(uneven.items()):
+    print(f"run_bench_ab: {bench}: samples per build differ {c}: not compared")
+for bench in sorted({b for b, _ in tf} - set(uneven)):
     base = statistics.median(tf[(bench, names[0])]) if tf.get((bench, names[0])) else None
     cells = []
     for n in names:
@@ -59,5 +71,7 @@ for n in names:
     if mhz:
         print(f"{n}: SM clock {statistics.median(mhz):.0f} MHz, power {statistics.median(watts):.0f} W under load"
               f" (medians of {len(mhz)} rounds)")
+sys.exit(1 if uneven else 0)
 PY
+[[ $? -eq 0 ]] || status=1
 exit $status
