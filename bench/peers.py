@@ -9,7 +9,7 @@ here: for every case the zyfa_bench binary writes its tensors (--mode=dump), so 
 BF16 values, FP8 codes and descales that zyfa and cuDNN get (and, for the accuracy study, the same
 sampled rows and fp64 reference).
 
-Protocol (as zyfa_bench's): kernel mode warms each peer up, then times `repeats` rounds of back-to-back
+Protocol (as zyfa_bench's): kernel mode warms each peer up, then times at least `repeats` rounds (whole rotations) of back-to-back
 calls between CUDA events, the peer order rotating by one each round, the GPU idling before long cases;
 the record keeps the median round. Sustained mode: idle, 1 s back to back untimed, >= 3 s timed.
 
@@ -21,6 +21,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -261,7 +262,10 @@ def run_timing(args, meta, t, impls, case_index):
             except Exception as e:  # noqa: BLE001 - a failing peer is recorded, the run goes on
                 errors[impl] = f"{type(e).__name__}: {e}"
     else:
-        for r in range(args.repeats):
+        # Whole rotations: each implementation takes each place in the order equally often (3 repeats of two
+        # made the first one lead twice; on a card at its power cap the place moves a repeat by 10%).
+        rounds = -(-args.repeats // max(len(live), 1)) * max(len(live), 1)
+        for r in range(rounds):
             for j in range(len(live)):
                 impl = live[(j + r) % len(live)]
                 if impl in errors:
@@ -280,7 +284,7 @@ def run_timing(args, meta, t, impls, case_index):
         rec = base_record(impl, meta, args.mode)
         ms = sorted(ms_list[impl])
         if ms and impl not in errors:
-            med = ms[len(ms) // 2]
+            med = statistics.median(ms)
             rec.update({"tflops": flops / (med * 1e-3) / 1e12, "time_ms": med,
                         "tflops_repeats": [flops / (m * 1e-3) / 1e12 for m in ms_list[impl]], **info[impl],
                         "repeats": len(ms)})

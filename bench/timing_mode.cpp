@@ -1,5 +1,5 @@
-// Kernel mode: for each case, every implementation is warmed up, then timed in `repeats` rounds whose
-// kernel order rotates by one each round; the record keeps the median round. Sustained mode: after an
+// Kernel mode: for each case, every implementation is warmed up, then timed in at least `repeats` rounds (whole
+// rotations) whose kernel order rotates by one each round; the record keeps the median round. Sustained mode: after an
 // idle pause each implementation runs back to back for a warm-up and then for the timed seconds.
 // Google Benchmark drives the runs (manual time = device time per call from CUDA events) and prints them.
 #include <benchmark/benchmark.h>
@@ -41,7 +41,10 @@ class TimingRun {
     for (size_t ci = 0; ci < cases_.size(); ++ci) {
       const std::vector<std::string> runs = case_runs(o_, cases_[ci]);  // implementations, zyfa@<rounding>
       const size_t n = runs.size();
-      for (int r = 0; r < repeats; ++r) {
+      // Whole rotations: each implementation takes each place in the order equally often (3 repeats of two
+      // made the first one lead twice; on a card at its power cap the place moves a repeat by 10%).
+      const int rounds = sustained ? 1 : int((size_t(repeats) + n - 1) / n * n);
+      for (int r = 0; r < rounds; ++r) {
         // Rotation by repeat (kernel mode) or by case (sustained): no implementation always goes first.
         const size_t shift = sustained ? ci : size_t(r);
         for (size_t j = 0; j < n; ++j) {
@@ -83,7 +86,8 @@ class TimingRun {
         }
         std::vector<double> sorted = s.ms;
         std::sort(sorted.begin(), sorted.end());
-        const double median_ms = sorted[sorted.size() / 2];
+        const size_t mid = sorted.size() / 2;  // the true median: of an even count, the middle two's mean
+        const double median_ms = sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
         const double flops = cases_[ci].shape.flops();
         std::vector<double> per_repeat;
         for (double ms : s.ms) per_repeat.push_back(flops / (ms * 1e-3) / 1e12);
