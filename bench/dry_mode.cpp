@@ -17,6 +17,7 @@
 #include "results.hpp"
 #include "sampled_reference.hpp"
 #include "support/error_norms.hpp"
+#include "timing.hpp"
 
 namespace zyfa::bench {
 namespace {
@@ -151,6 +152,10 @@ void check_protocol() {
   check(std::fabs(nvidia / llama.flops() - (1.0 + 1.0 / 16384.0)) < 1e-12, "NVIDIA's convention = ours * (1 + 1/S)");
   const Shape gqa = family_shape("gqa-d192", 8192);
   check(gqa.nheads == 32 && gqa.nheads_k == 8 && gqa.d_qk == 192 && gqa.d_v == 128, "gqa-d192 at 8K: 32/8 heads, 192/128");
+  check(whole_rotation_rounds(3, 2) == 4 && whole_rotation_rounds(3, 1) == 3 && whole_rotation_rounds(3, 5) == 5 &&
+            whole_rotation_rounds(4, 2) == 4,
+        "whole rotations: 3 repeats of two implementations are 4 rounds, each leading twice");
+  check(median_of({4, 1, 3, 2}) == 2.5 && median_of({3, 1, 2}) == 2, "the median of an even count: the middle two's mean");
 }
 
 void check_sampled_reference() {

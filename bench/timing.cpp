@@ -44,6 +44,18 @@ double warm_up(const Launch &launch, cudaStream_t stream, double seconds, int mi
   return total_ms / total_calls;
 }
 
+int whole_rotation_rounds(int repeats, size_t implementations) {
+  const int n = int(std::max<size_t>(implementations, 1));
+  return (std::max(repeats, 1) + n - 1) / n * n;
+}
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
 int calls_per_repeat(const KernelProtocol &p, double ms_per_call) {
   const double wanted = std::ceil(p.min_time_s * 1e3 / std::max(ms_per_call, 1e-6));
   return int(std::clamp(wanted, double(p.min_calls), double(p.max_calls)));

@@ -6,7 +6,9 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstddef>
 #include <functional>
+#include <vector>
 
 namespace zyfa::bench {
 
@@ -35,6 +37,12 @@ struct KernelProtocol {
 };
 // Calls per repeat for a kernel that takes `ms_per_call`.
 int calls_per_repeat(const KernelProtocol &p, double ms_per_call);
+// Rounds of a rotation of `implementations` for at least `repeats` timings each: whole rotations, so that each
+// implementation takes each place in the order equally often (3 repeats of two made the first one lead twice;
+// on a card at its power cap the place moves a repeat by 10%).
+int whole_rotation_rounds(int repeats, size_t implementations);
+// The median of the repeats: of an even count, the mean of the middle two.
+double median_of(std::vector<double> values);
 
 struct SustainedProtocol {
   double idle_s = 2.0;    // the GPU idles first, so every kernel starts from the same clock

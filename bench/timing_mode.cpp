@@ -41,9 +41,7 @@ class TimingRun {
     for (size_t ci = 0; ci < cases_.size(); ++ci) {
       const std::vector<std::string> runs = case_runs(o_, cases_[ci]);  // implementations, zyfa@<rounding>
       const size_t n = runs.size();
-      // Whole rotations: each implementation takes each place in the order equally often (3 repeats of two
-      // made the first one lead twice; on a card at its power cap the place moves a repeat by 10%).
-      const int rounds = sustained ? 1 : int((size_t(repeats) + n - 1) / n * n);
+      const int rounds = sustained ? 1 : whole_rotation_rounds(repeats, n);
       for (int r = 0; r < rounds; ++r) {
         // Rotation by repeat (kernel mode) or by case (sustained): no implementation always goes first.
         const size_t shift = sustained ? ci : size_t(r);
@@ -84,10 +82,7 @@ class TimingRun {
           out.push_back(r);
           continue;
         }
-        std::vector<double> sorted = s.ms;
-        std::sort(sorted.begin(), sorted.end());
-        const size_t mid = sorted.size() / 2;  // the true median: of an even count, the middle two's mean
-        const double median_ms = sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+        const double median_ms = median_of(s.ms);
         const double flops = cases_[ci].shape.flops();
         std::vector<double> per_repeat;
         for (double ms : s.ms) per_repeat.push_back(flops / (ms * 1e-3) / 1e12);
