@@ -13,6 +13,7 @@ per kernel and peer, one figure per dtype; relative RMS error per input kind, on
 Nothing is typed by hand: every number comes from the records.
 """
 import argparse
+import datetime
 import json
 import math
 import os
@@ -239,6 +240,50 @@ def provenance(records):
     return "\n".join(lines) + "\n"
 
 
+# A device call lasts at most 10 minutes: records of one cell whose timings started further apart than this
+# came from different calls (merge --base keeps the older ones), so their ratio is not a side-by-side one.
+SAME_CALL_S = 20 * 60
+
+
+def measured_at(r):
+    """When a timed record's first repeat started (Unix seconds), or None (a record recovered from a log)."""
+    windows = r.get("windows_unix_ms") or []
+    return windows[0][0] / 1e3 if windows else None
+
+
+def mixed_cells(records):
+    """The cells of the kernel tables whose implementations were timed in different device calls (or builds),
+    one line per shape family and distribution, the lengths with the same runs together: a ratio read across
+    such a cell compares two runs, not two kernels side by side."""
+    groups = defaultdict(list)
+    for r in records:
+        if r["mode"] == "kernel" and r.get("tflops") is not None:
+            groups[(r["dtype"], family_of(r), r["inputs"], round(r.get("input_std") or 0, 3), r["seqlen"])].append(r)
+    by_runs = defaultdict(list)  # (dtype, family, inputs, std, the runs' description) -> seqlens
+    for (dtype, fam, inputs, std, s), rs in groups.items():
+        runs = []  # [first start or None, commit, labels]: records within SAME_CALL_S of a run's start join it
+        for r in sorted(rs, key=lambda r: (measured_at(r) is None, measured_at(r) or 0)):
+            t, commit = measured_at(r), (r.get("git_commit") or "?")[:7]
+            run = next((x for x in runs if x[1] == commit and (
+                (t is None and x[0] is None) or (t is not None and x[0] is not None and t - x[0] <= SAME_CALL_S))), None)
+            if run is None:
+                run = [t, commit, []]
+                runs.append(run)
+            run[2].append(impl_label(r))
+        if len(runs) < 2:
+            continue
+        day = lambda t: (datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%d")  # noqa: E731
+                         if t is not None else "time not recorded")
+        text = "; ".join(f"{', '.join(order(set(labels), LABEL_ORDER))} ({day(t)}, {commit})" for t, commit, labels in runs)
+        by_runs[(dtype, fam, inputs, std, text)].append(s)
+    if not by_runs:
+        return ""
+    lines = [f"- {dtype} {fam} {inputs}, S={','.join(seqlen_label(s) for s in sorted(ss))}: {text}"
+             for (dtype, fam, inputs, std, text), ss in sorted(by_runs.items(), key=lambda kv: kv[0])]
+    return ("**Cells timed in different device calls** (each run's implementations, its day and zyfa commit; a "
+            "ratio across two runs compares runs, not kernels side by side):\n\n" + "\n".join(lines) + "\n")
+
+
 def failures(records):
     fails = sorted({f"{impl_label(r)} {r['dtype']} ({r['mode']}): {r['error'].splitlines()[0][:160]}"
                     for r in records if r["mode"] != "accuracy" and r.get("tflops") is None and r.get("error")})
@@ -349,7 +394,8 @@ def main():
                                  throughput_tables(records, "kernel", clock_of, CLOCK),
                                  throughput_tables(records, "sustained"), clock_table(records),
                                  throughput_tables(records, "isolated"),
-                                 accuracy_tables(records), lean_exact_table(records), failures(records)] if t)
+                                 accuracy_tables(records), lean_exact_table(records), mixed_cells(records),
+                                 failures(records)] if t)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(text)

@@ -43,3 +43,20 @@ def test_merge_stamps_each_record_with_its_parts_commit_and_report_lists_them(tm
 
 def test_report_says_nothing_when_every_row_ran_at_one_commit():
     assert report.provenance([kernel_rec("zyfa", 630.0, git_commit="b"), kernel_rec("fa3", 650.0, git_commit="b")]) == ""
+
+
+def test_report_lists_cells_whose_implementations_ran_in_different_calls():
+    import report
+
+    def timed(impl, start_s, commit, seqlen=4096):
+        return {"impl": impl, "dtype": "fp8", "d_qk": 128, "d_v": 128, "batch": 1, "seqlen": seqlen, "nheads": 64,
+                "nheads_k": 64, "inputs": "gaussian", "mode": "kernel", "family": "mha-d128", "input_std": 0.1,
+                "tflops": 800.0, "git_commit": commit, "windows_unix_ms": [[start_s * 1000, start_s * 1000 + 60]]}
+
+    day = 1796535520  # 2026-12-06
+    same_call = [timed("zyfa", day, "aaaaaaa"), timed("fa3", day + 240, "aaaaaaa")]
+    assert report.mixed_cells(same_call) == ""
+    apart = [timed("zyfa", day, "bbbbbbb"), timed("fa3", day - 86400, "aaaaaaa")]
+    text = report.mixed_cells(apart)
+    assert "fp8 mha-d128 gaussian, S=4K: " in text
+    assert "zyfa (2026-12-06, bbbbbbb)" in text and "fa3 (2026-12-05, aaaaaaa)" in text
