@@ -106,6 +106,9 @@ struct Interpreter::Warp {
   std::vector<Reg> wgmma_open;                    // issued since the last commit
   std::deque<std::vector<Reg>> wgmma_committed;   // committed groups, oldest first
   std::vector<uint32_t> wgmma_busy;               // by register id
+  // The shared-memory bytes those products read (A from a descriptor, B), grouped as the registers are.
+  std::vector<uint32_t> wgmma_open_smem;
+  std::deque<std::vector<uint32_t>> wgmma_committed_smem;
   uint64_t &r(Reg reg, int lane) { return regs[size_t(reg.id) * kWarpSize + size_t(lane)]; }
   // Whether `lane` runs `in`: in the running mask, and its guard (if any) holds.
   bool active(const Instr &in, int lane) {
@@ -142,6 +145,7 @@ std::string Interpreter::run(int grid, const void *params) {
 
 std::string Interpreter::run_cta(int cta, int grid, const void *params) {
   smem_.assign(size_t(p_.dynamic_smem_bytes), 0xa5);  // garbage, as on the GPU
+  smem_wgmma_readers_.assign(smem_.size(), 0);
   mbars_.assign(smem_.size() / 8, Mbarrier{});
   mbar_valid_.assign(smem_.size() / 8, false);
   for (NamedBarrier &n : named_) n = NamedBarrier{};
@@ -310,6 +314,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         auto &groups = w.committed[lane];
         while (groups.size() > size_t(in.aux)) {
           for (const Warp::Copy &c : groups.front()) {
+            if (std::string e = smem_writable(c.dst, 16, "cp.async"); !e.empty()) return e;
             std::memset(&smem_[c.dst], 0, 16);
             if (c.src_bytes) std::memcpy(&smem_[c.dst], reinterpret_cast<const void *>(c.src), c.src_bytes);
           }
@@ -359,6 +364,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
       for (int lane = 0; lane < kWarpSize; ++lane) {
         row_addr[lane] = (w.r(in.src[0].reg, lane) & 0xffffffffu) + uint64_t(in.offset);
         if (row_addr[lane] % 16 != 0 || row_addr[lane] + 16 > smem_.size()) return "stmatrix row outside shared memory";
+        if (std::string e = smem_writable(size_t(row_addr[lane]), 16, "stmatrix"); !e.empty()) return e;
       }
       for (int lane = 0; lane < kWarpSize; ++lane)
         for (int m = 0; m < 4; ++m) {
@@ -610,6 +616,9 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
               mem = reinterpret_cast<uint8_t *>(uintptr_t(addr));
             } else {
               if (addr + n * elem > smem_.size()) return "shared access outside the allocation";
+              if (store) {
+                if (std::string e = smem_writable(size_t(addr), n * elem, "st.shared"); !e.empty()) return e;
+              }
               mem = &smem_[size_t(addr)];
             }
             for (size_t i = 0; i < n; ++i) {
@@ -710,6 +719,7 @@ std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map,
       }
       uint64_t a = uint64_t(dst) + uint64_t(r) * map.box[0] + c;
       if (swz != 0) a = swizzled(a, swz);
+      if (std::string e = smem_writable(size_t(a), 1, "a TMA copy"); !e.empty()) return e;
       smem_[size_t(a)] = v;
     }
   return mbar_update(mbar, 0, -int64_t(bytes));
@@ -718,6 +728,19 @@ std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map,
 // D (64 x N, this warp's 16 rows) = scale-d ? D : 0, + A B^T, both K-major, k = 32 e4m3 per row; A from a
 // descriptor or from the warp's registers (byte j of register 2 kh + h of lane 4 g + t: row g + 8 h, k 16
 // kh + 4 t + j); D's register 4 i + 2 h + e of lane 4 g + t: row g + 8 h, column 8 i + 2 t + e.
+void Interpreter::read_by_product(Warp &w, size_t addr) {
+  ++smem_wgmma_readers_[addr];
+  w.wgmma_open_smem.push_back(uint32_t(addr));
+}
+
+std::string Interpreter::smem_writable(size_t addr, size_t bytes, const char *what) const {
+  for (size_t a = addr; a < addr + bytes && a < smem_wgmma_readers_.size(); ++a)
+    if (smem_wgmma_readers_[a] != 0)
+      return std::string(what) + " writes shared byte " + std::to_string(a) +
+             " while a wgmma product that reads it is in flight";
+  return "";
+}
+
 std::string Interpreter::wgmma(Warp &w, const Instr &in) {
   const bool a_regs = in.src.size() == 6;
   const int n = int(in.aux), rows0 = 16 * (w.index % 4);
@@ -740,6 +763,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
         size_t addr;
         if (!smem_at_desc(a_desc, rows0 + m, k, &addr)) return "wgmma: A outside shared memory or unmodelled";
         code = smem_[addr];
+        read_by_product(w, addr);
       }
       a[m][k] = numerics::e4m3_value(code);
       a_exp[m][k] = ref::fp8_exponent(code);
@@ -751,6 +775,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
     for (int k = 0; k < 32; ++k) {
       size_t addr;
       if (!smem_at_desc(b_desc, col, k, &addr)) return "wgmma: B outside shared memory or unmodelled";
+      read_by_product(w, addr);
       b[size_t(k) * size_t(n) + size_t(col)] = numerics::e4m3_value(smem_[addr]);
       b_exp[size_t(k) * size_t(n) + size_t(col)] = ref::fp8_exponent(smem_[addr]);
     }
@@ -809,11 +834,15 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
     case Op::kWgmmaCommit:  // a group, empty or not, as PTX counts them
       w.wgmma_committed.push_back(std::move(w.wgmma_open));
       w.wgmma_open.clear();
+      w.wgmma_committed_smem.push_back(std::move(w.wgmma_open_smem));
+      w.wgmma_open_smem.clear();
       break;
-    case Op::kWgmmaWait:  // the products were computed when issued; their registers are free again
+    case Op::kWgmmaWait:  // the products were computed when issued; their registers and bytes are free again
       while (int64_t(w.wgmma_committed.size()) > in.aux) {
         for (Reg r : w.wgmma_committed.front()) --w.wgmma_busy[size_t(r.id)];
         w.wgmma_committed.pop_front();
+        for (uint32_t a : w.wgmma_committed_smem.front()) --smem_wgmma_readers_[a];
+        w.wgmma_committed_smem.pop_front();
       }
       break;
     case Op::kMbarInit:
@@ -832,6 +861,14 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
         const int64_t tx = in.op == Op::kMbarExpectTx ? in.src[1].i : 0;
         const std::string e = mbar_update(u32(in.src[0], lane), 1, tx);
         if (!e.empty()) return e;
+      }
+      // An arrive may hand a stage to another warp: let the others run now, before this warp goes on (to its
+      // wgmma wait, say), the order that shows a stage released while products still read it.
+      if (in.op == Op::kMbarArrive) {
+        moved_ = true;
+        ++w.pc;
+        w.state = Warp::State::kSpin;
+        return "";
       }
       break;
     case Op::kMbarWait: {
@@ -868,7 +905,8 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
       if (actives != kWarpSize) return "a predicated wgmma, or one in divergent code";
       const std::string e = wgmma(w, in);
       if (!e.empty()) return e;
-      // Its accumulator, and A's fragments where A comes from registers, until its group is waited for.
+      // Its accumulator, and A's fragments where A comes from registers, until its group is waited for; its
+      // shared operands' bytes (wgmma() listed them in wgmma_open_smem) likewise.
       std::vector<Reg> used = in.dst;
       if (in.src.size() == 6)
         for (size_t i = 0; i < 4; ++i) used.push_back(in.src[i].reg);

@@ -78,11 +78,19 @@ class Interpreter {
   std::string tma_load(uint32_t dst, const InterpretedTensorMap &map, const int64_t coords[4], uint64_t mbar);
   std::string wgmma(Warp &w, const Instr &in);
   bool smem_at_desc(uint64_t desc, int row, int k, size_t *addr) const;
+  // Whether [addr, addr + bytes) of shared memory may be written now: no wgmma product in flight reads it.
+  std::string smem_writable(size_t addr, size_t bytes, const char *what) const;
+  void read_by_product(Warp &w, size_t addr);  // a shared byte the product being issued reads
 
   const Program &p_;
   std::vector<size_t> label_at_;
   std::vector<Region> regions_;
   std::vector<uint8_t> smem_;
+  // Per shared-memory byte, the wgmma products in flight (issued, not yet retired by a wait) that read it: on
+  // the GPU they read their operands while they run, so a write there before the wait (a TMA copy into a
+  // stage released too early, a store) changes what they compute. The interpreter reads at issue, so it
+  // counts the readers instead, and a write to a byte with readers is an error.
+  std::vector<uint16_t> smem_wgmma_readers_;
   std::vector<Mbarrier> mbars_;    // by shared-memory address / 8
   std::vector<bool> mbar_valid_;
   NamedBarrier named_[16];

@@ -2,9 +2,12 @@
 // interpreter (src/asmgen/interpreter.hpp) over fresh inputs: against the CPU backend (the recurrence of
 // numerics.h) and fp64, with poisoned outputs, the plan cache's job table walked by a small grid, every
 // layout, GQA and MQA, LSE optional, both descale forms; both schedules (mma.sync, and wgmma on the
-// interpreter's model of TMA, mbarriers and wgmma). Host tests: no GPU needed. What they cannot see is the
-// hardware's own behaviour (instruction semantics are modelled, the asynchronous copies and products
-// complete when issued); the GPU tests check that.
+// interpreter's model of TMA, mbarriers and wgmma). Host tests: no GPU needed. The asynchronous copies and
+// products complete when issued, but a product's registers and shared bytes stay its own until its wait, and
+// every mbarrier arrive lets the other warps run first, so a stage released before the wait on the products
+// that read it fails here (a TMA copy lands on their bytes). What they cannot see is the rest of the
+// hardware's behaviour (a missing wait on a stage's full barrier, the proxy fences, timing); the GPU tests
+// check that.
 #include <gtest/gtest.h>
 
 #include <algorithm>

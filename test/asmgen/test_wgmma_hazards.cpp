@@ -1,6 +1,7 @@
 // The interpreter computes a wgmma product when it is issued, but on the GPU it runs until a wgmma.wait_group
-// retires its group, and its registers (A's fragments, the accumulator) are its own until then. The
-// interpreter enforces that: these kernels touch them too early and must fail, or wait and must not.
+// retires its group, and its registers (A's fragments, the accumulator) and the shared bytes it reads are its
+// own until then. The interpreter enforces that: these kernels touch them too early and must fail, or wait and
+// must not.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -94,6 +95,31 @@ TEST(WgmmaHazards, AfterTheWaitTheRegistersAreFree) {
               b.mov(a[0], imm(0));
               const Reg x = b.temp(Type::kF32, "x");
               b.add(x, d[0], f32(1.0f));
+            }),
+            "");
+}
+
+// Its shared operands too: B's bytes (at offset 0) are read while the product runs, so a store there (or a
+// TMA copy into a stage released before the wait) before the wait fails, and after it is fine.
+void store_to_b(Builder &b) {
+  const Reg addr = b.temp(Type::kU32, "b_addr");
+  b.mov(addr, imm(0));
+  b.st_shared(Type::kB32, addr, 0, {imm(0)});
+}
+
+TEST(WgmmaHazards, StoringOverBBeforeTheWaitFails) {
+  const std::string e = run([](Builder &b, const std::array<Reg, 4> &, const std::vector<Reg> &) {
+    store_to_b(b);
+    b.wgmma_wait(0);
+  });
+  EXPECT_NE(e.find("st.shared writes shared byte 0 while a wgmma product that reads it is in flight"),
+            std::string::npos) << e;
+}
+
+TEST(WgmmaHazards, StoringOverBAfterTheWaitIsFine) {
+  EXPECT_EQ(run([](Builder &b, const std::array<Reg, 4> &, const std::vector<Reg> &) {
+              b.wgmma_wait(0);
+              store_to_b(b);
             }),
             "");
 }
