@@ -60,9 +60,6 @@ bool within_kernel_limits(const Problem &p) {
   return p.fp8() && p.seqlen <= kMaxSeqlen && p.nheads <= kMaxHeads && p.out_rows_in_chunks();
 }
 
-const CodeObject *code_object(const Problem &p, bool wgmma) {
-  return find_fp8_code_object(int(p.d_qk), int(p.d_v), p.lean_p, p.split_p, wgmma, wgmma && p.vt_prepass);
-}
 
 // Where a call writes V^T into a workspace: the pre-pass reads and writes V once, while the kernel's
 // transposition costs a fixed share of the attention's work (3-5% at long sequences), which grows with
@@ -76,7 +73,7 @@ constexpr int64_t kVtPrepassMinGroupKeys = 8192;
 
 int prepare(const Problem &problem, bool wgmma) {
   void *function = nullptr;
-  return code_object_function(*code_object(problem, wgmma), &function);
+  return code_object_function(*fp8_code_object(problem, wgmma), &function);
 }
 
 // The kernel of `object` for a launch over `schedule`: everything that can fail before a launch, so that a
@@ -125,12 +122,16 @@ constexpr uint32_t kVBoxBytes = 128, kBoxRows = 128;
 
 }  // namespace
 
+const CodeObject *fp8_code_object(const Problem &p, bool wgmma) {
+  return find_fp8_code_object(int(p.d_qk), int(p.d_v), p.lean_p, p.split_p, wgmma, wgmma && p.vt_prepass);
+}
+
 bool fp8_asm_attention_supports(const Problem &p) {
-  return within_kernel_limits(p) && code_object(p, /*wgmma=*/false) != nullptr;
+  return within_kernel_limits(p) && fp8_code_object(p, /*wgmma=*/false) != nullptr;
 }
 
 bool fp8_wgmma_attention_supports(const Problem &p) {
-  if (!within_kernel_limits(p) || code_object(p, /*wgmma=*/true) == nullptr) return false;
+  if (!within_kernel_limits(p) || fp8_code_object(p, /*wgmma=*/true) == nullptr) return false;
   for (const WgmmaOperand &o : wgmma_operands(p)) {
     if (o.refusal() != hopper::TmaRefusal::kMappable) return false;
   }
@@ -151,7 +152,7 @@ std::string fp8_wgmma_refusal(const Problem &p) {
     return formatted("desc->out = %p and its strides: every output row must start on %lld bytes", p.out.ptr,
                      (long long)kOutChunkBytes);
   }
-  if (code_object(p, /*wgmma=*/true) == nullptr) {
+  if (fp8_code_object(p, /*wgmma=*/true) == nullptr) {
     return formatted("desc->d_qk = %lld, desc->d_v = %lld: no wgmma kernel%s", (long long)p.d_qk, (long long)p.d_v,
                      p.split_p ? " with split P" : "");
   }
@@ -188,7 +189,7 @@ std::string fp8_wgmma_refusal(const Problem &p) {
 int fp8_attention_ctas_per_sm() { return 1; }
 
 int fp8_wgmma_query_tile_rows(const Problem &p) {
-  const CodeObject *object = code_object(p, /*wgmma=*/true);
+  const CodeObject *object = fp8_code_object(p, /*wgmma=*/true);
   return object != nullptr ? object->query_tile_rows : numerics::kQueryTile;
 }
 
@@ -229,7 +230,7 @@ int prepare_fp8_asm_attention(const Problem &problem) {
 
 int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, void *stream) {
   if (!fp8_asm_attention_supports(problem)) return kInvalidValue;
-  const CodeObject &object = *code_object(problem, false);
+  const CodeObject &object = *fp8_code_object(problem, false);
   void *function = nullptr;
   if (const int e = kernel_function(object, schedule, &function)) return e;
   return launch(object, function, fp8_attention_params(problem, schedule), schedule, stream);
@@ -244,7 +245,7 @@ int prepare_fp8_wgmma_attention(const Problem &problem) {
 
 int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule, void *stream) {
   if (!fp8_wgmma_attention_supports(problem)) return kInvalidValue;
-  const CodeObject &object = *code_object(problem, true);
+  const CodeObject &object = *fp8_code_object(problem, true);
   void *function = nullptr;
   if (const int e = kernel_function(object, schedule, &function)) return e;
   asmgen::Fp8AttentionParams params = fp8_attention_params(problem, schedule);

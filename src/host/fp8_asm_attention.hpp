@@ -10,6 +10,10 @@
 #include "host/problem.hpp"
 #include "kernels/launch.hpp"
 
+namespace zyfa {
+struct CodeObject;
+}
+
 namespace zyfa::kernels {
 
 // FP8 e4m3 inputs, (d_qk, d_v) = (128, 128) or (192, 128) with lean or exact P, any strides (the
@@ -38,6 +42,10 @@ int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule,
 // variant that reads V^T, and each V row is read by enough queries for the pre-pass to pay
 // (kVtPrepassMinGroupKeys).
 int64_t fp8_vt_workspace_bytes(const Problem &problem);
+
+// The embedded kernel a problem takes on one schedule (wgmma: TMA + wgmma, else mma.sync): its head dims, P
+// rounding and V's source; nullptr where none was built. The interpreter's tests run the variant it names.
+const CodeObject *fp8_code_object(const Problem &problem, bool wgmma);
 
 // The kernels' parameter block for a problem and a schedule (addresses as the problem holds them: device
 // memory for a launch, host memory for the emitter's CPU interpreter in the host tests).

@@ -22,6 +22,7 @@
 #include "asmgen/interpreter.hpp"
 #include "asmgen/ptx_printer.hpp"
 #include "asmgen/variants.hpp"
+#include "host/code_objects.hpp"
 #include "host/cta_balance.hpp"
 #include "host/error.hpp"
 #include "host/fp8_asm_attention.hpp"
@@ -59,13 +60,19 @@ AttentionShape fp8_shape(int64_t d_qk, int64_t batch, int64_t seqlen, int64_t nh
   return s;
 }
 
-// A schedule's variant for a problem: its head dim, P rounding and V's source.
+// A schedule's variant for a problem, as the library picks it (the embedded code object the launch would
+// take), checked against what it must be: the problem's head dims, P rounding and V's source.
 const asmgen::Variant &variant_for(const Problem &p, asmgen::Schedule schedule) {
-  for (const asmgen::Variant &v : asmgen::variants())
-    if (v.schedule == schedule && v.d_qk == p.d_qk && v.lean_p == p.lean_p && v.split_p == p.split_p &&
-        v.vt_prepass == p.vt_prepass)
-      return v;
-  throw std::logic_error(std::string("no ") + asmgen::schedule_name(schedule) + " variant for this problem");
+  const CodeObject *object = kernels::fp8_code_object(p, schedule == asmgen::Schedule::kWgmma);
+  if (object == nullptr)
+    throw std::logic_error(std::string("no ") + asmgen::schedule_name(schedule) + " code object for this problem");
+  const asmgen::Variant *v = asmgen::find_variant(object->variant);
+  if (v == nullptr) throw std::logic_error(std::string("code object ") + object->variant + " names no variant");
+  const bool vt_prepass = schedule == asmgen::Schedule::kWgmma && p.vt_prepass;
+  if (v->schedule != schedule || v->d_qk != p.d_qk || v->lean_p != p.lean_p || v->split_p != p.split_p ||
+      v->vt_prepass != vt_prepass || object->d_v != p.d_v)
+    throw std::logic_error(std::string("the library picked ") + v->name + ", which does not fit the problem");
+  return *v;
 }
 
 // The tensor maps of the wgmma schedule, in the interpreter's form (the device's are the driver's): the
