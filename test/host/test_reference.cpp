@@ -91,8 +91,13 @@ TEST_P(Reference, MatchesNaiveLongDoubleAttention) {
   HostAttention h(shape);
   Activations a = generate_activations(shape.qkv(), ActivationSpec(), seed);
   if (shape.per_head_descale) {
-    // Different magnitudes per (batch, kv head), so a descale read from the wrong slot shows.
-    for (size_t i = 0; i < a.k.size(); ++i) a.k[i] *= float(1 + (i / size_t(shape.d_qk)) % 5);
+    // Magnitudes 16x apart (smaller) per (batch, kv head) slice, so that every slice gets its own power-of-two descale
+    // (a random slice's amax varies far less than 16x) and a descale read from the wrong slot shows.
+    for (size_t i = 0; i < a.k.size(); ++i) {
+      const size_t row = i / size_t(shape.d_qk);  // (batch, position, kv head), BSHD
+      const size_t kv_head = row % size_t(shape.nheads_k), b = row / size_t(shape.nheads_k * shape.seqlen);
+      a.k[i] *= std::ldexp(1.0f, -4 * int(b * size_t(shape.nheads_k) + kv_head));  // down: no score overflows
+    }
   }
   h.set_inputs(a);
   if (shape.per_head_descale) {
