@@ -146,6 +146,8 @@ std::string Interpreter::run(int grid, const void *params) {
 std::string Interpreter::run_cta(int cta, int grid, const void *params) {
   smem_.assign(size_t(p_.dynamic_smem_bytes), 0xa5);  // garbage, as on the GPU
   smem_wgmma_readers_.assign(smem_.size(), 0);
+  smem_landing_.assign(smem_.size(), 0);
+  pending_tma_.clear();
   mbars_.assign(smem_.size() / 8, Mbarrier{});
   mbar_valid_.assign(smem_.size() / 8, false);
   for (NamedBarrier &n : named_) n = NamedBarrier{};
@@ -175,6 +177,7 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
       waiting += w.state == Warp::State::kBarrier;
     }
     if (exited == warps.size()) {
+      if (!pending_tma_.empty()) return "TMA copies still in flight when every warp exited";
       for (const Warp &w : warps)
         for (int lane = 0; lane < kWarpSize; ++lane)
           if (!w.committed[lane].empty() || !w.open_group[lane].empty()) return "cp.async copies never waited for";
@@ -184,6 +187,10 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
     }
     if (waiting == 0 || waiting + exited < warps.size()) {
       if (moved_) continue;
+      if (!pending_tma_.empty()) {  // nothing else can move: the copies in flight land
+        if (std::string e = land_tma_copies(UINT64_MAX); !e.empty()) return e;
+        continue;
+      }
       std::string states;
       for (const Warp &w : warps)
         states += " " + std::to_string(w.index) + ":" + std::to_string(int(w.state)) + "@" + std::to_string(w.pc);
@@ -344,6 +351,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
       for (int lane = 0; lane < kWarpSize; ++lane) {
         row_addr[lane] = (w.r(in.src[0].reg, lane) & 0xffffffffu) + uint64_t(in.offset);
         if (row_addr[lane] % 16 != 0 || row_addr[lane] + 16 > smem_.size()) return "ldmatrix row outside shared memory";
+        if (std::string e = smem_landed(size_t(row_addr[lane]), 16, "ldmatrix"); !e.empty()) return e;
       }
       auto elem = [&](int matrix, int row, int col) {  // 16-bit element of one 8x8 matrix
         uint16_t v;
@@ -618,6 +626,8 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
               if (addr + n * elem > smem_.size()) return "shared access outside the allocation";
               if (store) {
                 if (std::string e = smem_writable(size_t(addr), n * elem, "st.shared"); !e.empty()) return e;
+              } else if (std::string e = smem_landed(size_t(addr), n * elem, "ld.shared"); !e.empty()) {
+                return e;
               }
               mem = &smem_[size_t(addr)];
             }
@@ -705,6 +715,9 @@ std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map,
   if (swz != 0 && (dst % (8 * swz) != 0 || map.box[0] != swz)) return "TMA: a swizzled box not on its swizzle atom";
   const uint64_t bytes = uint64_t(map.box[0]) * map.box[1];
   if (size_t(dst) + bytes > smem_.size()) return "TMA: destination outside shared memory";
+  PendingTma copy;
+  copy.mbar = mbar;
+  copy.bytes.reserve(size_t(bytes));
   for (uint32_t r = 0; r < map.box[1]; ++r)
     for (uint32_t c = 0; c < map.box[0]; ++c) {
       const int64_t x[4] = {coords[0] + int64_t(c), coords[1] + int64_t(r), coords[2], coords[3]};
@@ -719,10 +732,34 @@ std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map,
       }
       uint64_t a = uint64_t(dst) + uint64_t(r) * map.box[0] + c;
       if (swz != 0) a = swizzled(a, swz);
-      if (std::string e = smem_writable(size_t(a), 1, "a TMA copy"); !e.empty()) return e;
-      smem_[size_t(a)] = v;
+      copy.bytes.emplace_back(uint32_t(a), v);
+      ++smem_landing_[size_t(a)];
     }
-  return mbar_update(mbar, 0, -int64_t(bytes));
+  pending_tma_.push_back(std::move(copy));
+  return "";
+}
+
+std::string Interpreter::land_tma_copies(uint64_t mbar) {
+  std::vector<PendingTma> copies, later;
+  for (PendingTma &copy : pending_tma_) (mbar == UINT64_MAX || copy.mbar == mbar ? copies : later).push_back(std::move(copy));
+  pending_tma_ = std::move(later);
+  for (const PendingTma &copy : copies) {
+    for (const auto &[a, v] : copy.bytes) {
+      if (std::string e = smem_writable(a, 1, "a TMA copy"); !e.empty()) return e;
+      smem_[a] = v;
+      --smem_landing_[a];
+    }
+    if (std::string e = mbar_update(copy.mbar, 0, -int64_t(copy.bytes.size())); !e.empty()) return e;
+  }
+  return "";
+}
+
+std::string Interpreter::smem_landed(size_t addr, size_t bytes, const char *what) const {
+  for (size_t a = addr; a < addr + bytes && a < smem_landing_.size(); ++a)
+    if (smem_landing_[a] != 0)
+      return std::string(what) + " reads shared byte " + std::to_string(a) +
+             " before the TMA copy that writes it has landed (no wait on its mbarrier)";
+  return "";
 }
 
 // D (64 x N, this warp's 16 rows) = scale-d ? D : 0, + A B^T, both K-major, k = 32 e4m3 per row; A from a
@@ -762,6 +799,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
       } else {
         size_t addr;
         if (!smem_at_desc(a_desc, rows0 + m, k, &addr)) return "wgmma: A outside shared memory or unmodelled";
+        if (std::string e = smem_landed(addr, 1, "wgmma"); !e.empty()) return e;
         code = smem_[addr];
         read_by_product(w, addr);
       }
@@ -775,6 +813,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
     for (int k = 0; k < 32; ++k) {
       size_t addr;
       if (!smem_at_desc(b_desc, col, k, &addr)) return "wgmma: B outside shared memory or unmodelled";
+      if (std::string e = smem_landed(addr, 1, "wgmma"); !e.empty()) return e;
       read_by_product(w, addr);
       b[size_t(k) * size_t(n) + size_t(col)] = numerics::e4m3_value(smem_[addr]);
       b_exp[size_t(k) * size_t(n) + size_t(col)] = ref::fp8_exponent(smem_[addr]);
@@ -875,6 +914,9 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
       bool done = true;
       for (int lane = 0; lane < kWarpSize; ++lane) {
         if (!active(lane)) continue;
+        // The copies that complete this barrier's transactions land when someone waits on it (or when
+        // nothing else can move): a reader that skips the wait finds its bytes not there yet.
+        if (std::string e = land_tma_copies(u32(in.src[0], lane)); !e.empty()) return e;
         const Mbarrier *m = mbarrier(u32(in.src[0], lane));
         if (m == nullptr) return "mbarrier wait on an address no mbarrier.init made";
         done = done && (m->phase & 1) != (u32(in.src[1], lane) & 1);

@@ -75,7 +75,12 @@ class Interpreter {
   Mbarrier *mbarrier(uint64_t addr);
   std::string mbar_update(uint64_t addr, int64_t arrivals, int64_t tx);
   bool named_arrive(int id, int64_t count);  // one warp's arrival; true where it completes the barrier
+  // A TMA copy is read from global memory when issued and lands (its bytes written, its transaction counted
+  // on the mbarrier) only when a warp waits on that mbarrier, or when no warp can move otherwise: a warp that
+  // reads the destination without that wait reads bytes not yet there, which is an error.
   std::string tma_load(uint32_t dst, const InterpretedTensorMap &map, const int64_t coords[4], uint64_t mbar);
+  std::string land_tma_copies(uint64_t mbar);  // the copies of one mbarrier, in issue order; UINT64_MAX: all
+  std::string smem_landed(size_t addr, size_t bytes, const char *what) const;
   std::string wgmma(Warp &w, const Instr &in);
   bool smem_at_desc(uint64_t desc, int row, int k, size_t *addr) const;
   // Whether [addr, addr + bytes) of shared memory may be written now: no wgmma product in flight reads it.
@@ -91,6 +96,12 @@ class Interpreter {
   // stage released too early, a store) changes what they compute. The interpreter reads at issue, so it
   // counts the readers instead, and a write to a byte with readers is an error.
   std::vector<uint16_t> smem_wgmma_readers_;
+  struct PendingTma {
+    std::vector<std::pair<uint32_t, uint8_t>> bytes;  // (shared address, value)
+    uint64_t mbar;
+  };
+  std::vector<PendingTma> pending_tma_;   // issued, not landed, oldest first
+  std::vector<uint16_t> smem_landing_;    // per shared byte, the pending copies that will write it
   std::vector<Mbarrier> mbars_;    // by shared-memory address / 8
   std::vector<bool> mbar_valid_;
   NamedBarrier named_[16];

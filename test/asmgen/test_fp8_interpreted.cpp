@@ -5,9 +5,10 @@
 // interpreter's model of TMA, mbarriers and wgmma). Host tests: no GPU needed. The asynchronous copies and
 // products complete when issued, but a product's registers and shared bytes stay its own until its wait, and
 // every mbarrier arrive lets the other warps run first, so a stage released before the wait on the products
-// that read it fails here (a TMA copy lands on their bytes). What they cannot see is the rest of the
-// hardware's behaviour (a missing wait on a stage's full barrier, the proxy fences, timing); the GPU tests
-// check that.
+// that read it fails here (a TMA copy lands on their bytes); a TMA copy lands only when a warp waits on its
+// mbarrier (or nothing else can move), so a read that skips the stage's full barrier fails too. What they
+// cannot see is the rest of the hardware's behaviour (the proxy fences, griddepcontrol, timing); the GPU
+// tests check that.
 #include <gtest/gtest.h>
 
 #include <algorithm>
