@@ -754,29 +754,37 @@ std::string Interpreter::land_tma_copies(uint64_t mbar) {
   return "";
 }
 
+namespace {
+// The first byte of [addr, addr + bytes) whose count is above 0, or SIZE_MAX.
+size_t first_counted(const std::vector<uint16_t> &counts, size_t addr, size_t bytes) {
+  for (size_t a = addr; a < addr + bytes && a < counts.size(); ++a)
+    if (counts[a] != 0) return a;
+  return SIZE_MAX;
+}
+}  // namespace
+
 std::string Interpreter::smem_landed(size_t addr, size_t bytes, const char *what) const {
-  for (size_t a = addr; a < addr + bytes && a < smem_landing_.size(); ++a)
-    if (smem_landing_[a] != 0)
-      return std::string(what) + " reads shared byte " + std::to_string(a) +
-             " before the TMA copy that writes it has landed (no wait on its mbarrier)";
-  return "";
+  const size_t a = first_counted(smem_landing_, addr, bytes);
+  if (a == SIZE_MAX) return "";
+  return std::string(what) + " reads shared byte " + std::to_string(a) +
+         " before the TMA copy that writes it has landed (no wait on its mbarrier)";
 }
 
-// D (64 x N, this warp's 16 rows) = scale-d ? D : 0, + A B^T, both K-major, k = 32 e4m3 per row; A from a
-// descriptor or from the warp's registers (byte j of register 2 kh + h of lane 4 g + t: row g + 8 h, k 16
-// kh + 4 t + j); D's register 4 i + 2 h + e of lane 4 g + t: row g + 8 h, column 8 i + 2 t + e.
+std::string Interpreter::smem_writable(size_t addr, size_t bytes, const char *what) const {
+  const size_t a = first_counted(smem_wgmma_readers_, addr, bytes);
+  if (a == SIZE_MAX) return "";
+  return std::string(what) + " writes shared byte " + std::to_string(a) +
+         " while a wgmma product that reads it is in flight";
+}
+
 void Interpreter::read_by_product(Warp &w, size_t addr) {
   ++smem_wgmma_readers_[addr];
   w.wgmma_open_smem.push_back(uint32_t(addr));
 }
 
-std::string Interpreter::smem_writable(size_t addr, size_t bytes, const char *what) const {
-  for (size_t a = addr; a < addr + bytes && a < smem_wgmma_readers_.size(); ++a)
-    if (smem_wgmma_readers_[a] != 0)
-      return std::string(what) + " writes shared byte " + std::to_string(a) +
-             " while a wgmma product that reads it is in flight";
-  return "";
-}
+// D (64 x N, this warp's 16 rows) = scale-d ? D : 0, + A B^T, both K-major, k = 32 e4m3 per row; A from a
+// descriptor or from the warp's registers (byte j of register 2 kh + h of lane 4 g + t: row g + 8 h, k 16
+// kh + 4 t + j); D's register 4 i + 2 h + e of lane 4 g + t: row g + 8 h, column 8 i + 2 t + e.
 
 std::string Interpreter::wgmma(Warp &w, const Instr &in) {
   const bool a_regs = in.src.size() == 6;
