@@ -275,10 +275,10 @@ def merge(args):
     if len(envs) > 1 and not args.mixed:
         sys.exit(f"merge: the parts ran on different machines or stacks: {sorted(envs)} (--mixed NOTE to merge anyway)")
     env = parts[0]["environment"]
-    smi = env["nvidia_smi"].split(", ")
-    out = {"date": args.date, "gpu": smi[0] if smi else "?", "git_commit": parts[0]["git_commit"],
-           "driver": smi[1] if len(smi) > 1 else "?", "cuda": env.get("cuda_driver_version"),
-           "nvcc": env.get("nvcc"), "cudnn": env.get("cudnn"), "torch": env.get("torch"),
+    machine = gpu_environment(env)
+    out = {"date": args.date, "gpu": machine["gpu"], "git_commit": parts[0]["git_commit"],
+           "driver": machine["driver"], "cuda": env.get("cuda_driver_version"), "nvcc": env.get("nvcc"),
+           "cudnn": machine["cudnn"], "torch": machine["torch"],
            "parts": [{k: v for k, v in p.items() if k != "records"} for p in parts],
            "records": latest_per_key(dict({"git_commit": p["git_commit"]}, **r)
                                      for p in parts for r in p["records"])}
@@ -286,21 +286,17 @@ def merge(args):
     if args.base:
         with open(args.base) as f:
             base = json.load(f)
-        base_env = {"gpu": base.get("gpu"), "driver": base.get("driver"), "cudnn": base.get("cudnn"),
-                    "torch": base.get("torch")}
-        if base_env != gpu_environment(env) and not args.mixed:
-            sys.exit(f"merge: --base ran on {base_env}, the parts on {gpu_environment(env)} (--mixed NOTE to merge anyway)")
-        # A fresh failure does not replace the base's measurement of the same thing (latest_per_key's rule).
-        base_by_key = {record_key(r): r for r in base["records"]}
-        out["records"] = [r for r in out["records"]
-                          if not (is_failure(r) and record_key(r) in base_by_key
-                                  and not is_failure(base_by_key[record_key(r)]))]
-        fresh = {record_key(r) for r in out["records"]}
+        base_env = {k: base.get(k) for k in machine}
+        if base_env != machine and not args.mixed:
+            sys.exit(f"merge: --base ran on {base_env}, the parts on {machine} (--mixed NOTE to merge anyway)")
         # --drop IMPL/DTYPE[/P_ROUNDING]: the base's records of a kernel that no longer runs (superseded, not
-        # re-measured); with P_ROUNDING, only its runs with that explicit P rounding.
+        # re-measured); with P_ROUNDING, only its runs with that explicit P rounding. The rest meet the parts'
+        # records under latest_per_key's rule, as the parts' own did.
         drops = [tuple(d.split("/")) for d in (args.drop or [])]
-        kept = [r for r in base["records"] if record_key(r) not in fresh and not any(dropped(r, d) for d in drops)]
-        out["records"] = kept + out["records"]
+        undropped = [r for r in base["records"] if not any(dropped(r, d) for d in drops)]
+        base_ids = {id(r) for r in undropped}
+        out["records"] = latest_per_key(undropped + out["records"])
+        kept = [r for r in out["records"] if id(r) in base_ids]
         out["parts"] = base["parts"] + out["parts"]
         commits |= set(base.get("git_commits", [base["git_commit"]]))
         out["base"] = {"file": args.base, "records_kept": len(kept),
