@@ -37,6 +37,7 @@ except ImportError:  # the command line (and its host test) needs no PyTorch; ma
 # one peers.py case has no process, load history or clock state between them that the other lacks.
 IMPLS = ["zyfa-py", "torch-cudnn", "torch-flash", "fa3", "flashinfer"]
 BENCH_IMPLS = ["zyfa", "cudnn"]  # timed by zyfa_bench, not here
+ZYFA_PYTHON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python")
 FAMILIES = ["mha-d128", "gqa-d128", "mha-d192", "gqa-d192", "llama3.1-8b"]
 SEQLENS = [2048, 4096, 8192, 16384, 32768]
 
@@ -164,7 +165,8 @@ def make_call(impl, meta, t, want_lse=False):
         return call
     if impl == "zyfa-py":
         try:
-            sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
+            if ZYFA_PYTHON not in sys.path:  # once per process, not once per case
+                sys.path.insert(0, ZYFA_PYTHON)
             import zyfa
         except Exception as e:  # noqa: BLE001 - no libzyfa.so (ZYFA_LIB) or a binding that does not import
             raise Unsupported(f"zyfa's Python binding does not import (ZYFA_LIB: the carry's libzyfa.so): "
@@ -229,6 +231,14 @@ def time_sustained(call, seconds, warmup_s, timer=time_calls):
     raise RuntimeError(f"sustained timing stayed under {seconds} s after {SUSTAINED_ATTEMPTS} attempts")
 
 
+def whole_rotation_rounds(repeats, implementations):
+    """Rounds for at least `repeats` timings each in whole rotations, so that each implementation takes each
+    place in the order equally often (3 repeats of two made the first one lead twice; on a card at its power cap
+    the place moves a repeat by 10%): zyfa_bench's rule (bench/timing.hpp)."""
+    n = max(implementations, 1)
+    return -(-repeats // n) * n
+
+
 def calls_per_repeat(args, ms):
     return int(min(max(math.ceil(args.min_time_s * 1e3 / max(ms, 1e-6)), 10), args.max_calls))
 
@@ -262,10 +272,7 @@ def run_timing(args, meta, t, impls, case_index):
             except Exception as e:  # noqa: BLE001 - a failing peer is recorded, the run goes on
                 errors[impl] = f"{type(e).__name__}: {e}"
     else:
-        # Whole rotations: each implementation takes each place in the order equally often (3 repeats of two
-        # made the first one lead twice; on a card at its power cap the place moves a repeat by 10%).
-        rounds = -(-args.repeats // max(len(live), 1)) * max(len(live), 1)
-        for r in range(rounds):
+        for r in range(whole_rotation_rounds(args.repeats, len(live))):
             for j in range(len(live)):
                 impl = live[(j + r) % len(live)]
                 if impl in errors:
