@@ -70,22 +70,18 @@ class TimingRun {
           r.set("plan", info->second[0]).set("out_dtype", info->second[1]);
           if (!info->second[2].empty()) r.set("notes", info->second[2]);
         }
+        const double flops = cases_[ci].shape.flops();
+        std::vector<double> per_repeat;
+        for (double ms : s.ms) per_repeat.push_back(flops / (ms * 1e-3) / 1e12);
         // A run that failed at any repeat has no time: the repeats before the failure are kept for the record
         // (tflops_partial), never published as a measurement.
         if (s.ms.empty() || !s.error.empty()) {
           r.set_null("tflops").set("error", s.error.empty() ? std::string("not run") : s.error);
-          if (!s.ms.empty()) {
-            std::vector<double> partial;
-            for (double ms : s.ms) partial.push_back(cases_[ci].shape.flops() / (ms * 1e-3) / 1e12);
-            r.set("tflops_partial", partial);
-          }
+          if (!per_repeat.empty()) r.set("tflops_partial", per_repeat);
           out.push_back(r);
           continue;
         }
         const double median_ms = median_of(s.ms);
-        const double flops = cases_[ci].shape.flops();
-        std::vector<double> per_repeat;
-        for (double ms : s.ms) per_repeat.push_back(flops / (ms * 1e-3) / 1e12);
         r.set("tflops", flops / (median_ms * 1e-3) / 1e12).set("time_ms", median_ms)
             .set("tflops_repeats", per_repeat).set("calls", s.calls).set("repeats", int(s.ms.size()));
         if (!s.windows.empty()) r.set("windows_unix_ms", s.windows);

@@ -1,5 +1,6 @@
 #include "asmgen/interpreter.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -740,8 +741,11 @@ std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map,
 }
 
 std::string Interpreter::land_tma_copies(uint64_t mbar) {
+  // Every lane of every spinning warp asks on each try: most asks find nothing to land.
+  const auto lands = [mbar](const PendingTma &copy) { return mbar == UINT64_MAX || copy.mbar == mbar; };
+  if (std::none_of(pending_tma_.begin(), pending_tma_.end(), lands)) return "";
   std::vector<PendingTma> copies, later;
-  for (PendingTma &copy : pending_tma_) (mbar == UINT64_MAX || copy.mbar == mbar ? copies : later).push_back(std::move(copy));
+  for (PendingTma &copy : pending_tma_) (lands(copy) ? copies : later).push_back(std::move(copy));
   pending_tma_ = std::move(later);
   for (const PendingTma &copy : copies) {
     for (const auto &[a, v] : copy.bytes) {
@@ -785,7 +789,6 @@ void Interpreter::read_by_product(Warp &w, size_t addr) {
 // D (64 x N, this warp's 16 rows) = scale-d ? D : 0, + A B^T, both K-major, k = 32 e4m3 per row; A from a
 // descriptor or from the warp's registers (byte j of register 2 kh + h of lane 4 g + t: row g + 8 h, k 16
 // kh + 4 t + j); D's register 4 i + 2 h + e of lane 4 g + t: row g + 8 h, column 8 i + 2 t + e.
-
 std::string Interpreter::wgmma(Warp &w, const Instr &in) {
   const bool a_regs = in.src.size() == 6;
   const int n = int(in.aux), rows0 = 16 * (w.index % 4);

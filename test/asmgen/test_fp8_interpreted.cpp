@@ -42,7 +42,7 @@ namespace {
 // backend's fixed partial sums) and in the last bits of exp2 and log2: far below the recurrence's own
 // error against fp64. The GPU tests allow a backend ratio of 0.2 (support/backend_ratio.hpp); the
 // interpreter, deterministic and with no hardware exp2 between the two, measured 0 in 30 of 40 cases and
-// at most 0.0024 (session 37), so it gets a tenth of that: one output element off by its own size at
+// at most 0.0035 (session 37), so it gets a tenth of that: one output element off by its own size at
 // S = 300 already gives about 0.1. Against fp64: the CPU backend's limits (support/error_limits.hpp), out
 // and LSE, since the interpreted kernel runs the same recurrence.
 constexpr double kMaxInterpretedRatio = 0.02;
@@ -209,8 +209,8 @@ References references(HostAttention &h, bool wgmma) {
 
 // h's outputs (an interpreted run's) against the references: out and LSE within the CPU backend's limits of
 // fp64, and within the interpreter's ratio of the CPU backend.
-void expect_matches_references(const InterpretedCase &tc, const HostAttention &h, const References &r, bool wgmma,
-                               int grid, double instructions, const char *label) {
+void expect_matches_references(const InterpretedCase &tc, const HostAttention &h, const References &r, int grid,
+                               double instructions, const char *label) {
   const AttentionShape &sh = tc.shape;
   const std::vector<double> got_out = h.out_values(), got_lse = h.lse_values();
   const ErrorStats out_err = compare_to_reference(got_out, r.exact.out);
@@ -242,7 +242,7 @@ void run_interpreted(const InterpretedCase &tc, bool wgmma) {
   double instructions = 0;
   const int grid = interpret(tc, h, wgmma, /*vt_prepass=*/false, &instructions);
   ASSERT_GT(grid, 0);
-  expect_matches_references(tc, h, refs, wgmma, grid, instructions, wgmma ? " wgmma" : "");
+  expect_matches_references(tc, h, refs, grid, instructions, wgmma ? " wgmma" : "");
   if (const char *dir = std::getenv("ZYFA_INTERPRETED_DUMP")) {  // for comparing two emitters' outputs bit for bit
     const std::string path = std::string(dir) + "/" + (wgmma ? "wgmma_" : "") + sh.name() + "_" +
                              activation_kind_name(tc.inputs) + "_grid" + std::to_string(grid) + ".bin";
@@ -341,7 +341,7 @@ TEST_P(Fp8InterpretedWgmmaVt, SameBitsAsTheInKernelTransposition) {
   EXPECT_EQ(std::memcmp(h.out.data(), in_kernel_out.data(), in_kernel_out.size()), 0)
       << "out differs from the in-kernel transposition's";
   EXPECT_EQ(std::memcmp(h.lse.data(), in_kernel_lse.data(), h.lse.size() * sizeof(float)), 0) << "LSE differs";
-  expect_matches_references(tc, h, refs, /*wgmma=*/true, grid, instructions, " wgmma vt");
+  expect_matches_references(tc, h, refs, grid, instructions, " wgmma vt");
 }
 
 std::vector<InterpretedCase> vt_cases() {
