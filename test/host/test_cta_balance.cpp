@@ -15,6 +15,7 @@
 #include "host/error.hpp"
 #include "host/plan_cache.hpp"
 #include "kernels/numerics.h"
+#include "support/job_work.hpp"
 
 namespace zyfa {
 namespace {
@@ -48,18 +49,12 @@ std::vector<Job> built(const Case &c) {
   return table;
 }
 
-// The work of each CTA's strided walk (jobs c, c + grid, ...) in key blocks, derived here from the rows each
-// causal tile reads rather than through the library's job_blocks, so that a wrong cost model there fails.
+// The work of each CTA's strided walk (jobs c, c + grid, ...) in key blocks, derived from the rows each causal
+// tile reads (support/job_work.hpp) rather than through the library's job_blocks, so that a wrong cost model
+// there fails.
 std::vector<int64_t> key_blocks_per_cta(const std::vector<Job> &table, int64_t grid, int64_t seqlen) {
-  const auto tile_blocks = [seqlen](int64_t t) {
-    const int64_t rows_end = std::min<int64_t>((t + 1) * numerics::kQueryTile, seqlen);  // keys 0 .. last row
-    return (rows_end + numerics::kKeyBlock - 1) / numerics::kKeyBlock;
-  };
   std::vector<int64_t> blocks(size_t(grid), 0);
-  for (size_t i = 0; i < table.size(); ++i) {
-    const Job &job = table[i];
-    blocks[i % size_t(grid)] += tile_blocks(job.tile_first) + (job.tile_second == kNoTile ? 0 : tile_blocks(job.tile_second));
-  }
+  for (size_t i = 0; i < table.size(); ++i) blocks[i % size_t(grid)] += test::key_blocks_of_job(table[i], seqlen);
   return blocks;
 }
 

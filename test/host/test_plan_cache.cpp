@@ -29,6 +29,7 @@
 #include "host/plan_cache.hpp"
 #include "host/validate.hpp"
 #include "kernels/numerics.h"
+#include "support/job_work.hpp"
 
 namespace zyfa {
 namespace {
@@ -37,16 +38,8 @@ namespace {
 
 int64_t tile_count(int64_t seqlen) { return (seqlen + numerics::kQueryTile - 1) / numerics::kQueryTile; }
 
-// Key blocks that causal query tile t reads: keys 0 .. its last row.
-int64_t key_blocks_of_tile(int64_t t, int64_t seqlen) {
-  const int64_t last_row_end = std::min<int64_t>((t + 1) * numerics::kQueryTile, seqlen);
-  return (last_row_end + numerics::kKeyBlock - 1) / numerics::kKeyBlock;
-}
-
-int64_t key_blocks_of_job(const Job &job, int64_t seqlen) {
-  return key_blocks_of_tile(job.tile_first, seqlen) +
-         (job.tile_second == kNoTile ? 0 : key_blocks_of_tile(job.tile_second, seqlen));
-}
+using test::key_blocks_of_job;
+using test::key_blocks_of_tile;
 
 struct Shape {
   int64_t batch, nheads, nheads_k, seqlen;
