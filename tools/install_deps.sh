@@ -3,27 +3,25 @@
 # Idempotent: skips whatever is already present. Used by tools/test.sh, tools/run.sh and .ci/run.
 set -euo pipefail
 
+apt_install() {
+  echo "install_deps: apt-get install $*"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 need_apt=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for pkg in cmake g++ make pkg-config libgtest-dev libbenchmark-dev golang-go; do
   have_pkg "$pkg" || need_apt+=("$pkg")
 done
-if ((${#need_apt[@]})); then
-  echo "install_deps: apt-get install ${need_apt[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
-
 # Rust >= 1.77 for the Rust binding's test (its crates' rust-version): Debian 12's `cargo` is 1.63, its
 # `cargo-web` (with rustc-web, kept current for the browsers) is new enough and installs /usr/bin/cargo. A
 # toolchain already on PATH or in ~/.cargo/bin (rustup) is used as it is.
 if ! command -v cargo >/dev/null 2>&1 && [[ ! -x "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" ]]; then
-  echo "install_deps: apt-get install cargo-web"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends cargo-web >/dev/null
+  need_apt+=(cargo-web)
 fi
+if ((${#need_apt[@]})); then apt_install "${need_apt[@]}"; fi
 
 if ! command -v nvcc >/dev/null 2>&1; then
   if [[ -x /usr/local/cuda/bin/nvcc ]]; then
@@ -41,10 +39,7 @@ if ! "$py" -c "import numpy, pytest" >/dev/null 2>&1; then
   echo "install_deps: pip install numpy pytest"
   if ! "$py" -m pip install -q numpy pytest; then
     [[ "$(command -v "$py")" == /usr/bin/* ]] || { echo "install_deps: pip failed for $py" >&2; exit 1; }
-    echo "install_deps: apt-get install python3-numpy python3-pytest"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends python3-numpy python3-pytest >/dev/null
+    apt_install python3-numpy python3-pytest
   fi
 fi
 
