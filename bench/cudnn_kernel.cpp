@@ -24,6 +24,7 @@ std::unique_ptr<Kernel> make_cudnn_kernel(const DeviceInputs &, cudaStream_t, st
 #include <cudnn_frontend.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
@@ -166,7 +167,13 @@ class CudnnKernel final : public Kernel {
   // (eng2_k24=32 and eng2, S = 2K and 16K, three device sessions on 2026-11-29, bench/NOTES.md); a fault
   // poisons the CUDA context for every later kernel of the process, zyfa's included. Whether the fault is
   // cuDNN's or this graph's is not settled, so the shape is refused here with that reason until it is.
-  bool known_to_fault() const { return fp8_ && shape_.d_qk != shape_.d_v; }
+  // ZYFA_BENCH_TRY_CUDNN_FP8_DQK_NE_DV=1 runs the shape anyway, for tools/device/probe_cudnn_fp8_d192.sh, which
+  // runs it in a process of its own (and under compute-sanitizer) to settle whose fault it is.
+  bool known_to_fault() const {
+    const char *try_it = std::getenv("ZYFA_BENCH_TRY_CUDNN_FP8_DQK_NE_DV");
+    const bool forced = try_it != nullptr && std::string(try_it) == "1";
+    return fp8_ && shape_.d_qk != shape_.d_v && !forced;
+  }
 
   // Builds every plan, times each on the real inputs, keeps the fastest.
   void tune(cudaStream_t stream) {
