@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks cuDNN FP8 at d_qk = 192, d_v = 128, where plan eng2_k24=32 hit illegal addresses (bench/NOTES.md,
-# 2026-11-29) and, under compute-sanitizer, writes outside its own shared memory (2026-12-06), as "eng2" faults
-# from S = 4K, so zyfa_bench times only the plans seen clean there (eng2_k24=7). Runs zyfa_bench's cuDNN FP8 graph for the shape in processes of its own: under
+# 2026-11-29) and, under compute-sanitizer, writes outside its own shared memory (2026-12-06), as "eng2" (engine 2's
+# default knobs) faults, so zyfa_bench times only the plans seen clean there (eng2_k24=7). Runs zyfa_bench's cuDNN FP8 graph for the shape in processes of its own: under
 # memcheck at a small S with every plan (ZYFA_BENCH_TRY_CUDNN_FP8_DQK_NE_DV=1 puts the others back; memcheck's
 # report names each faulting kernel), then plain at the benchmark's S as zyfa_bench tunes it.
 # Carry a bench carry (tools/device/prepare_bench.sh or prepare_candidate.sh): CARRY=.carry-bench-NAME.
@@ -11,7 +11,7 @@ readonly CARRY="${CARRY:-.carry-bench}"
 readonly OUTDIR="${OUT:-$PWD/probe-out}"
 readonly SMALL_S="${SMALL_S:-1024}"  # memcheck's S: 1024 offers eng2_k24=7 and =32, 4096 also eng2
 readonly FAMILIES="${FAMILIES:-mha-d192 gqa-d192}"
-readonly SEQLENS="${SEQLENS:-4096 16384}"
+readonly SEQLENS="${SEQLENS-4096 16384}"  # empty: memcheck only
 readonly STEP_TIMEOUT="${STEP_TIMEOUT:-150}"
 mkdir -p "$OUTDIR"
 source tools/device/bench_env.sh > /dev/null
