@@ -91,6 +91,7 @@ struct Interpreter::Warp {
   };
   int index = 0;
   int named_id = -1;
+  uint32_t grid_dependency_waited = 0;  // lanes past griddepcontrol.wait
   size_t pc = 0;
   // Divergence: a forward branch that some active lanes take parks them at its target, which is where
   // they join the others again (the emitter's if-then shape); `mask` holds the lanes running now.
@@ -129,6 +130,19 @@ void Interpreter::add_region(const void *begin, size_t bytes, bool writable) {
   regions_.push_back({b, b + bytes, writable});
 }
 
+void Interpreter::add_preceding_grid_output(const void *begin, size_t bytes) {
+  const uintptr_t b = reinterpret_cast<uintptr_t>(begin);
+  regions_.push_back({b, b + bytes, false, true});
+}
+
+std::string Interpreter::grid_dependency_ok(uintptr_t addr, size_t bytes, bool waited, const char *what) const {
+  if (waited) return "";
+  for (const Region &r : regions_)
+    if (r.preceding_grid_output && addr < r.end && addr + bytes > r.begin)
+      return std::string(what) + " reads memory a preceding grid writes before this thread's griddepcontrol.wait";
+  return "";
+}
+
 bool Interpreter::global_ok(uintptr_t addr, size_t bytes, bool write) const {
   for (const Region &r : regions_)
     if (addr >= r.begin && addr + bytes <= r.end && (!write || r.writable)) return true;
@@ -148,6 +162,8 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
   smem_.assign(size_t(p_.dynamic_smem_bytes), 0xa5);  // garbage, as on the GPU
   smem_wgmma_readers_.assign(smem_.size(), 0);
   smem_landing_.assign(smem_.size(), 0);
+  smem_unfenced_.assign(smem_.size(), kFenced);
+  unfenced_by_thread_.assign(size_t(p_.threads), {});
   pending_tma_.clear();
   mbars_.assign(smem_.size() / 8, Mbarrier{});
   mbar_valid_.assign(smem_.size() / 8, false);
@@ -225,6 +241,9 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         return "reads %" + p_.regs.name(o.reg) + " while a wgmma product that uses it is in flight";
     if (busy(in.guard)) return "a guard a wgmma product in flight uses";
   }
+  if (in.op == Op::kBarSync || in.op == Op::kBarArrive || in.op == Op::kMbarArrive || in.op == Op::kMbarExpectTx)
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      if (w.active(in, lane)) hand_over_unfenced(w.index * kWarpSize + lane);
   switch (in.op) {
     case Op::kBarSync:
       if (in.src.empty()) break;  // the CTA's barrier 0, below
@@ -306,6 +325,8 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         if (bytes != 0 && bytes != 16) return "cp.async source size other than 0 or 16";
         if (dst % 16 != 0 || size_t(dst) + 16 > smem_.size()) return "cp.async destination outside shared memory";
         if (bytes != 0 && (src % 16 != 0 || !global_ok(src, bytes, false))) return "cp.async source outside every region";
+        const bool waited = (w.grid_dependency_waited >> lane) & 1;
+        if (std::string e = grid_dependency_ok(src, bytes, waited, "cp.async"); !e.empty()) return e;
         w.open_group[lane].push_back({dst, src, bytes});
       }
       break;
@@ -325,6 +346,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
             if (std::string e = smem_writable(c.dst, 16, "cp.async"); !e.empty()) return e;
             std::memset(&smem_[c.dst], 0, 16);
             if (c.src_bytes) std::memcpy(&smem_[c.dst], reinterpret_cast<const void *>(c.src), c.src_bytes);
+            generic_write(w.index * kWarpSize + lane, c.dst, 16);
           }
           groups.erase(groups.begin());
         }
@@ -380,6 +402,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           const uint32_t v = uint32_t(w.r(in.src[size_t(1 + m)].reg, lane));
           std::memcpy(&smem_[size_t(row_addr[8 * m + lane / 4]) + size_t(4 * (lane % 4))], &v, 4);
         }
+      for (int lane = 0; lane < kWarpSize; ++lane) generic_write(w.index * kWarpSize + lane, size_t(row_addr[lane]), 16);
       break;
     }
     case Op::kMmaF16: {
@@ -622,11 +645,15 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
             uint8_t *mem;
             if (global) {
               if (!global_ok(uintptr_t(addr), n * elem, store)) return "global access outside every region";
+              const bool waited = (w.grid_dependency_waited >> lane) & 1;
+              if (std::string e = grid_dependency_ok(uintptr_t(addr), n * elem, waited, "ld.global"); !e.empty())
+                return e;
               mem = reinterpret_cast<uint8_t *>(uintptr_t(addr));
             } else {
               if (addr + n * elem > smem_.size()) return "shared access outside the allocation";
               if (store) {
                 if (std::string e = smem_writable(size_t(addr), n * elem, "st.shared"); !e.empty()) return e;
+                generic_write(w.index * kWarpSize + lane, size_t(addr), n * elem);
               } else if (std::string e = smem_landed(size_t(addr), n * elem, "ld.shared"); !e.empty()) {
                 return e;
               }
@@ -710,7 +737,8 @@ bool Interpreter::smem_at_desc(uint64_t desc, int row, int k, size_t *addr) cons
   return true;
 }
 
-std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map, const int64_t coords[4], uint64_t mbar) {
+std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map, const int64_t coords[4], uint64_t mbar,
+                                  bool grid_dependency_waited) {
   const uint32_t swz = map.swizzle_bytes;
   if (swz != 0 && swz != 32 && swz != 64 && swz != 128) return "TMA: a swizzle other than 0, 32, 64 or 128 bytes";
   if (swz != 0 && (dst % (8 * swz) != 0 || map.box[0] != swz)) return "TMA: a swizzled box not on its swizzle atom";
@@ -729,6 +757,7 @@ std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map,
         const uintptr_t src = uintptr_t(map.base + uint64_t(x[0]) + uint64_t(x[1]) * map.strides[0] +
                                         uint64_t(x[2]) * map.strides[1] + uint64_t(x[3]) * map.strides[2]);
         if (!global_ok(src, 1, false)) return "TMA: a source element outside every region";
+        if (std::string e = grid_dependency_ok(src, 1, grid_dependency_waited, "TMA"); !e.empty()) return e;
         v = *reinterpret_cast<const uint8_t *>(src);
       }
       uint64_t a = uint64_t(dst) + uint64_t(r) * map.box[0] + c;
@@ -751,6 +780,7 @@ std::string Interpreter::land_tma_copies(uint64_t mbar) {
     for (const auto &[a, v] : copy.bytes) {
       if (std::string e = smem_writable(a, 1, "a TMA copy"); !e.empty()) return e;
       smem_[a] = v;
+      smem_unfenced_[a] = kFenced;  // written by the async proxy itself
       --smem_landing_[a];
     }
     if (std::string e = mbar_update(copy.mbar, 0, -int64_t(copy.bytes.size())); !e.empty()) return e;
@@ -786,6 +816,37 @@ void Interpreter::read_by_product(Warp &w, size_t addr) {
   w.wgmma_open_smem.push_back(uint32_t(addr));
 }
 
+void Interpreter::generic_write(int thread, size_t addr, size_t bytes) {
+  for (size_t a = addr; a < addr + bytes; ++a) {
+    smem_unfenced_[a] = thread;
+    unfenced_by_thread_[size_t(thread)].push_back(uint32_t(a));
+  }
+}
+
+void Interpreter::fence_proxy_async(int thread) {
+  for (uint32_t a : unfenced_by_thread_[size_t(thread)])
+    if (smem_unfenced_[a] == thread) smem_unfenced_[a] = kFenced;
+  unfenced_by_thread_[size_t(thread)].clear();
+}
+
+// A barrier or arrive makes the thread's earlier writes visible to other threads, but not to the async proxy
+// unless its fence came first: the bytes it hands over unfenced stay so whatever the thread does next.
+void Interpreter::hand_over_unfenced(int thread) {
+  for (uint32_t a : unfenced_by_thread_[size_t(thread)])
+    if (smem_unfenced_[a] == thread) smem_unfenced_[a] = kHandedOverUnfenced;
+  unfenced_by_thread_[size_t(thread)].clear();
+}
+
+std::string Interpreter::async_proxy_reads(size_t addr, const char *what) const {
+  const int32_t writer = smem_unfenced_[addr];
+  if (writer == kFenced) return "";
+  if (writer == kHandedOverUnfenced)
+    return std::string(what) + " reads shared byte " + std::to_string(addr) +
+           ", written by a thread that reached its barrier or arrive before its fence.proxy.async";
+  return std::string(what) + " reads shared byte " + std::to_string(addr) + ", written by thread " +
+         std::to_string(writer) + " with no fence.proxy.async since";
+}
+
 // D (64 x N, this warp's 16 rows) = scale-d ? D : 0, + A B^T, both K-major, k = 32 e4m3 per row; A from a
 // descriptor or from the warp's registers (byte j of register 2 kh + h of lane 4 g + t: row g + 8 h, k 16
 // kh + 4 t + j); D's register 4 i + 2 h + e of lane 4 g + t: row g + 8 h, column 8 i + 2 t + e.
@@ -811,6 +872,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
         size_t addr;
         if (!smem_at_desc(a_desc, rows0 + m, k, &addr)) return "wgmma: A outside shared memory or unmodelled";
         if (std::string e = smem_landed(addr, 1, "wgmma"); !e.empty()) return e;
+        if (std::string e = async_proxy_reads(addr, "wgmma"); !e.empty()) return e;
         code = smem_[addr];
         read_by_product(w, addr);
       }
@@ -825,6 +887,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
       size_t addr;
       if (!smem_at_desc(b_desc, col, k, &addr)) return "wgmma: B outside shared memory or unmodelled";
       if (std::string e = smem_landed(addr, 1, "wgmma"); !e.empty()) return e;
+      if (std::string e = async_proxy_reads(addr, "wgmma"); !e.empty()) return e;
       read_by_product(w, addr);
       b[size_t(k) * size_t(n) + size_t(col)] = numerics::e4m3_value(smem_[addr]);
       b_exp[size_t(k) * size_t(n) + size_t(col)] = ref::fp8_exponent(smem_[addr]);
@@ -877,10 +940,16 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
       break;
     case Op::kPrefetchTensormap:
     case Op::kSetmaxnreg:
-    case Op::kGridDependencyWait:
-    case Op::kFenceProxyAsync:
     case Op::kFenceMbarrierInit:
     case Op::kWgmmaFence: break;
+    case Op::kGridDependencyWait:
+      for (int lane = 0; lane < kWarpSize; ++lane)
+        if (active(lane)) w.grid_dependency_waited |= 1u << lane;
+      break;
+    case Op::kFenceProxyAsync:
+      for (int lane = 0; lane < kWarpSize; ++lane)
+        if (active(lane)) fence_proxy_async(w.index * kWarpSize + lane);
+      break;
     case Op::kWgmmaCommit:  // a group, empty or not, as PTX counts them
       w.wgmma_committed.push_back(std::move(w.wgmma_open));
       w.wgmma_open.clear();
@@ -950,7 +1019,8 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
         std::memcpy(&map, reinterpret_cast<const void *>(map_addr), sizeof map);
         int64_t coords[4];
         for (int i = 0; i < 4; ++i) coords[i] = as_signed(u32(in.src[size_t(2 + i)], lane), Type::kS32);
-        const std::string e = tma_load(uint32_t(u32(in.src[0], lane)), map, coords, u32(in.src[6], lane));
+        const std::string e = tma_load(uint32_t(u32(in.src[0], lane)), map, coords, u32(in.src[6], lane),
+                                       (w.grid_dependency_waited >> lane) & 1);
         if (!e.empty()) return e;
       }
       break;

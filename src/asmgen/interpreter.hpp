@@ -15,6 +15,12 @@
 // reading shared memory through the descriptor's swizzle; fence, commit and wait are then no-ops). So a
 // buffer handed back too early is overwritten before its reader is done, or never filled: wrong bytes, a
 // deadlock or an mbarrier misuse, which the tests see.
+//
+// Two orderings the hardware needs and the GPU would not report are errors here too: shared bytes written by
+// threads (st.shared, stmatrix, cp.async: the generic proxy) and read by a wgmma (the async proxy) need the
+// writer's fence.proxy.async before the barrier or arrive that hands them over; and memory a preceding grid
+// writes (the V^T pre-pass, add_preceding_grid_output) may be read only after the reading thread's
+// griddepcontrol.wait.
 #ifndef ZYFA_ASMGEN_INTERPRETER_HPP_
 #define ZYFA_ASMGEN_INTERPRETER_HPP_
 
@@ -45,6 +51,9 @@ class Interpreter {
 
   // Host memory the kernel may read (and, if `writable`, write).
   void add_region(const void *begin, size_t bytes, bool writable);
+  // Host memory a preceding grid writes while this one may already run (a programmatic launch dependency):
+  // readable, but only by a thread that has run griddepcontrol.wait.
+  void add_preceding_grid_output(const void *begin, size_t bytes);
 
   // Runs CTAs 0 .. grid - 1 one after another with the parameter block `params` (program.param_bytes).
   // Returns "" on success, else what went wrong (an access outside every region, a divergent branch,
@@ -58,6 +67,7 @@ class Interpreter {
   struct Region {
     uintptr_t begin, end;
     bool writable;
+    bool preceding_grid_output = false;
   };
   struct Mbarrier {
     int64_t count = 0, pending = 0, tx = 0;
@@ -70,6 +80,8 @@ class Interpreter {
   std::string run_cta(int cta, int grid, const void *params);
   std::string step(Warp &w, int cta, int grid, const void *params);
   bool global_ok(uintptr_t addr, size_t bytes, bool write) const;
+  // "" where a lane may read [addr, addr + bytes) of global memory now (see add_preceding_grid_output).
+  std::string grid_dependency_ok(uintptr_t addr, size_t bytes, bool waited, const char *what) const;
   // Hopper: the instructions of the wgmma schedule that are not plain arithmetic.
   std::string step_hopper(Warp &w, const void *params);
   Mbarrier *mbarrier(uint64_t addr);
@@ -78,7 +90,8 @@ class Interpreter {
   // A TMA copy is read from global memory when issued and lands (its bytes written, its transaction counted
   // on the mbarrier) only when a warp waits on that mbarrier, or when no warp can move otherwise: a warp that
   // reads the destination without that wait reads bytes not yet there, which is an error.
-  std::string tma_load(uint32_t dst, const InterpretedTensorMap &map, const int64_t coords[4], uint64_t mbar);
+  std::string tma_load(uint32_t dst, const InterpretedTensorMap &map, const int64_t coords[4], uint64_t mbar,
+                       bool grid_dependency_waited);
   std::string land_tma_copies(uint64_t mbar);  // the copies of one mbarrier, in issue order; UINT64_MAX: all
   std::string smem_landed(size_t addr, size_t bytes, const char *what) const;
   std::string wgmma(Warp &w, const Instr &in);
@@ -86,6 +99,11 @@ class Interpreter {
   // Whether [addr, addr + bytes) of shared memory may be written now: no wgmma product in flight reads it.
   std::string smem_writable(size_t addr, size_t bytes, const char *what) const;
   void read_by_product(Warp &w, size_t addr);  // a shared byte the product being issued reads
+  // The generic and async proxies (see the top): a thread's write, its fence, and its barrier or arrive.
+  void generic_write(int thread, size_t addr, size_t bytes);
+  void fence_proxy_async(int thread);
+  void hand_over_unfenced(int thread);
+  std::string async_proxy_reads(size_t addr, const char *what) const;
 
   const Program &p_;
   std::vector<size_t> label_at_;
@@ -102,6 +120,12 @@ class Interpreter {
   };
   std::vector<PendingTma> pending_tma_;   // issued, not landed, oldest first
   std::vector<uint16_t> smem_landing_;    // per shared byte, the pending copies that will write it
+  // Per shared byte, the thread whose generic write there has not been fenced yet (kFenced where none; one
+  // handed to others by a barrier or arrive before its fence stays kHandedOverUnfenced until rewritten), and
+  // per thread the bytes it wrote since its last fence.
+  static constexpr int32_t kFenced = -1, kHandedOverUnfenced = -2;
+  std::vector<int32_t> smem_unfenced_;
+  std::vector<std::vector<uint32_t>> unfenced_by_thread_;
   std::vector<Mbarrier> mbars_;    // by shared-memory address / 8
   std::vector<bool> mbar_valid_;
   NamedBarrier named_[16];

@@ -1,7 +1,8 @@
 // The interpreter computes a wgmma product when it is issued, but on the GPU it runs until a wgmma.wait_group
 // retires its group, and its registers (A's fragments, the accumulator) and the shared bytes it reads are its
-// own until then. The interpreter enforces that: these kernels touch them too early and must fail, or wait and
-// must not.
+// own until then; and it reads shared memory through the async proxy, so bytes threads stored there need the
+// writer's fence.proxy.async before the barrier that hands them over. The interpreter enforces both: these
+// kernels break the rule and must fail, or keep it and must not.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -20,14 +21,18 @@ constexpr int kSharedBytes = 16384;
 // A 128-byte-swizzled B operand at shared offset 0, 8-row groups 1024 bytes apart.
 constexpr uint64_t kBDescriptor = (uint64_t(1) << 62) | (uint64_t(1024 / 16) << 32);
 
-// One warpgroup issues D (m64n8, 4 registers a thread) = A (registers) B, commits, then runs `after` with
-// A's and D's registers; returns the interpreter's verdict.
-std::string run(const std::function<void(Builder &, const std::array<Reg, 4> &, const std::vector<Reg> &)> &after) {
+using Steps = std::function<void(Builder &)>;
+
+// One warpgroup runs `before`, issues D (m64n8, 4 registers a thread) = A (registers) B, commits, then runs
+// `after` with A's and D's registers; returns the interpreter's verdict.
+std::string run(const std::function<void(Builder &, const std::array<Reg, 4> &, const std::vector<Reg> &)> &after,
+                const Steps &before = [](Builder &) {}) {
   Program p;
   p.entry = "wgmma_hazard_test";
   p.threads = kWarpgroup;
   p.dynamic_smem_bytes = kSharedBytes;
   Builder b(p);
+  before(b);
   std::array<Reg, 4> a;
   for (Reg &r : a) {
     r = b.temp(Type::kB32, "a");
@@ -119,9 +124,42 @@ TEST(WgmmaHazards, StoringOverBBeforeTheWaitFails) {
 TEST(WgmmaHazards, StoringOverBAfterTheWaitIsFine) {
   EXPECT_EQ(run([](Builder &b, const std::array<Reg, 4> &, const std::vector<Reg> &) {
               b.wgmma_wait(0);
+              b.bar_sync(0);  // every warp's product issued (the interpreter computes a warp's rows at issue)
               store_to_b(b);
             }),
             "");
+}
+
+// B's bytes stored by the threads before the product: the stores, then `order` (fence, barrier) before it.
+std::string store_then_multiply(const Steps &order) {
+  return run([](Builder &b, const std::array<Reg, 4> &, const std::vector<Reg> &) { b.wgmma_wait(0); },
+             [&](Builder &b) {
+               store_to_b(b);
+               order(b);
+             });
+}
+
+TEST(WgmmaHazards, StoresFencedBeforeTheBarrierAreFine) {
+  EXPECT_EQ(store_then_multiply([](Builder &b) {
+              b.fence_proxy_async();
+              b.bar_sync(0);
+            }),
+            "");
+}
+
+TEST(WgmmaHazards, StoresHandedOverWithoutAFenceFail) {
+  const std::string e = store_then_multiply([](Builder &b) { b.bar_sync(0); });
+  EXPECT_NE(e.find("wgmma reads shared byte 0, written by a thread that reached its barrier or arrive before its "
+                   "fence.proxy.async"),
+            std::string::npos) << e;
+}
+
+TEST(WgmmaHazards, AFenceAfterTheBarrierIsTooLate) {
+  const std::string e = store_then_multiply([](Builder &b) {
+    b.bar_sync(0);
+    b.fence_proxy_async();
+  });
+  EXPECT_NE(e.find("before its fence.proxy.async"), std::string::npos) << e;
 }
 
 TEST(WgmmaHazards, AProductNeverWaitedForFails) {
