@@ -3,7 +3,8 @@
 
   python3 bench/report.py bench/results/2026-11-29-h200.json [--markdown OUT.md] [--plots DIR]
 
-Tables (markdown): kernel-mode TFLOP/s by dtype, shape family, implementation and S; sustained-mode
+Tables (markdown): kernel-mode TFLOP/s by dtype, shape family, implementation and S, and zyfa's over each
+peer's (from the same device call where one holds both); sustained-mode
 TFLOP/s; the accuracy study (relative RMS error against fp64, then max abs, LSE and rows-sum errors); and,
 when the results hold zyfa runs with an explicit P rounding (zyfa_bench --p-rounding, records with
 p_rounding), those runs as implementations of their own ("zyfa (exact P)") and lean P against exact P at
@@ -251,6 +252,17 @@ def measured_at(r):
     return windows[0][0] / 1e3 if windows else None
 
 
+def same_call(a, b):
+    """Whether two timed records ran in one device call: the same zyfa build, their timings started within
+    SAME_CALL_S (records without timing windows, recovered from a log, only with each other)."""
+    if (a.get("git_commit") or "?")[:7] != (b.get("git_commit") or "?")[:7]:
+        return False
+    ta, tb = measured_at(a), measured_at(b)
+    if ta is None or tb is None:
+        return ta is None and tb is None
+    return abs(ta - tb) <= SAME_CALL_S
+
+
 def mixed_cells(records):
     """The cells of the kernel tables whose implementations were timed in different device calls (or builds),
     one line per shape family and distribution, the lengths with the same runs together: a ratio read across
@@ -261,20 +273,19 @@ def mixed_cells(records):
             groups[(r["dtype"], family_of(r), r["inputs"], round(r.get("input_std") or 0, 3), r["seqlen"])].append(r)
     by_runs = defaultdict(list)  # (dtype, family, inputs, std, the runs' description) -> seqlens
     for (dtype, fam, inputs, std, s), rs in groups.items():
-        runs = []  # [first start or None, commit, labels]: records within SAME_CALL_S of a run's start join it
+        runs = []  # [first record, labels]: a record in the same call as a run's first joins it
         for r in sorted(rs, key=lambda r: (measured_at(r) is None, measured_at(r) or 0)):
-            t, commit = measured_at(r), (r.get("git_commit") or "?")[:7]
-            run = next((x for x in runs if x[1] == commit and (
-                (t is None and x[0] is None) or (t is not None and x[0] is not None and t - x[0] <= SAME_CALL_S))), None)
+            run = next((x for x in runs if same_call(x[0], r)), None)
             if run is None:
-                run = [t, commit, []]
+                run = [r, []]
                 runs.append(run)
-            run[2].append(impl_label(r))
+            run[1].append(impl_label(r))
         if len(runs) < 2:
             continue
         day = lambda t: (datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%d")  # noqa: E731
                          if t is not None else "time not recorded")
-        text = "; ".join(f"{', '.join(order(set(labels), LABEL_ORDER))} ({day(t)}, {commit})" for t, commit, labels in runs)
+        text = "; ".join(f"{', '.join(order(set(labels), LABEL_ORDER))} ({day(measured_at(first))}, "
+                         f"{(first.get('git_commit') or '?')[:7]})" for first, labels in runs)
         by_runs[(dtype, fam, inputs, std, text)].append(s)
     if not by_runs:
         return ""
@@ -282,6 +293,47 @@ def mixed_cells(records):
              for (dtype, fam, inputs, std, text), ss in sorted(by_runs.items(), key=lambda kv: kv[0])]
     return ("**Cells timed in different device calls** (each run's implementations, its day and zyfa commit; a "
             "ratio across two runs compares runs, not kernels side by side):\n\n" + "\n".join(lines) + "\n")
+
+
+# zyfa's own rows: through zyfa_bench (beside cuDNN) and through the Python binding (beside the Python peers).
+ZYFA_IMPLS = ["zyfa", "zyfa-py"]
+
+
+def ratio_tables(records):
+    """zyfa's kernel-mode TFLOP/s over each peer's, per dtype and input distribution: for each peer record the
+    zyfa run of the same device call (the nearest in time where there are two), else zyfa from another call,
+    marked †. zyfa's runs with an explicit P rounding are not peers and not the library's default."""
+    rs = [r for r in records if r["mode"] == "kernel" and r.get("tflops")]
+    dist = lambda r: (r["inputs"], round(r.get("input_std") or 0, 3))  # noqa: E731
+    tables = []
+    for dtype in order({r["dtype"] for r in rs}, ["bf16", "fp8"]):
+        for inputs, std in sorted({dist(r) for r in rs}, key=protocol_first):
+            d = [r for r in rs if r["dtype"] == dtype and dist(r) == (inputs, std)]
+            zyfas = [r for r in d if r["impl"] in ZYFA_IMPLS and not r.get("p_rounding")]
+            cells = defaultdict(dict)
+            for peer in (r for r in d if r["impl"] not in ZYFA_IMPLS):
+                mine = [z for z in zyfas if family_of(z) == family_of(peer) and z["seqlen"] == peer["seqlen"]]
+                together = [z for z in mine if same_call(z, peer)]
+                if together:
+                    z, mark = min(together, key=lambda z: abs((measured_at(z) or 0) - (measured_at(peer) or 0))), ""
+                elif mine:
+                    z, mark = min(mine, key=lambda z: ZYFA_IMPLS.index(z["impl"])), "†"
+                else:
+                    continue
+                cells[(family_of(peer), impl_label(peer))][peer["seqlen"]] = f"{z['tflops'] / peer['tflops']:.2f}{mark}"
+            if not cells:
+                continue
+            seqlens = sorted({s for row in cells.values() for s in row})
+            out = [f"**{dtype.upper()}, kernel mode, {inputs} inputs (std {std:g}): zyfa's TFLOP/s over each peer's** "
+                   "(zyfa from the peer's own device call; † from another call)\n",
+                   "| shape | ratio | " + " | ".join(f"S={seqlen_label(s)}" for s in seqlens) + " |",
+                   "| --- | --- | " + " | ".join("---:" for _ in seqlens) + " |"]
+            for fam in order({k[0] for k in cells}, FAMILY_ORDER):
+                for peer in order({k[1] for k in cells if k[0] == fam}, LABEL_ORDER):
+                    row = cells[(fam, peer)]
+                    out.append(f"| {fam} | zyfa / {peer} | " + " | ".join(row.get(s, "—") for s in seqlens) + " |")
+            tables.append("\n".join(out) + "\n")
+    return "\n".join(tables)
 
 
 def failures(records):
@@ -390,7 +442,7 @@ def main():
             f"cuDNN {res.get('cudnn', '?')}, PyTorch {res.get('torch', '?')}) on {res.get('date', '?')}, "
             f"zyfa commit {res.get('git_commit', '?')}; generated by bench/report.py from "
             f"{os.path.basename(args.results)}.\n")
-    text = "\n".join(t for t in [head, provenance(records), throughput_tables(records, "kernel"),
+    text = "\n".join(t for t in [head, provenance(records), throughput_tables(records, "kernel"), ratio_tables(records),
                                  throughput_tables(records, "kernel", clock_of, CLOCK),
                                  throughput_tables(records, "sustained"), clock_table(records),
                                  throughput_tables(records, "isolated"),

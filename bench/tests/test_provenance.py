@@ -60,3 +60,24 @@ def test_report_lists_cells_whose_implementations_ran_in_different_calls():
     text = report.mixed_cells(apart)
     assert "fp8 mha-d128 gaussian, S=4K: " in text
     assert "zyfa (2026-12-06, bbbbbbb)" in text and "fa3 (2026-12-05, aaaaaaa)" in text
+
+
+def test_ratios_pair_each_peer_with_the_zyfa_run_of_its_own_call():
+    def timed(impl, tflops, start_s, commit="aaaaaaa", seqlen=4096, **extra):
+        r = {"impl": impl, "dtype": "fp8", "d_qk": 128, "d_v": 128, "batch": 1, "seqlen": seqlen, "nheads": 64,
+             "nheads_k": 64, "inputs": "gaussian", "mode": "kernel", "family": "mha-d128", "input_std": 0.1,
+             "tflops": tflops, "git_commit": commit, "windows_unix_ms": [[start_s * 1000, start_s * 1000 + 60]]}
+        r.update(extra)
+        return r
+
+    day = 1796535520
+    records = [timed("zyfa", 900.0, day), timed("cudnn", 750.0, day + 30),            # zyfa_bench's call
+               timed("zyfa-py", 880.0, day + 3600), timed("fa3", 800.0, day + 3620),  # peers.py's call, an hour on
+               timed("flashinfer", 720.0, day + 7200, commit="bbbbbbb"),              # a call with no zyfa run
+               timed("zyfa", 990.0, day + 10, p_rounding="lean")]                   # not the default: no peer
+    text = report.ratio_tables(records)
+    assert "| mha-d128 | zyfa / cudnn | 1.20 |" in text      # 900 / 750, not zyfa-py's 880
+    assert "| mha-d128 | zyfa / fa3 | 1.10 |" in text        # 880 / 800, not zyfa_bench's 900
+    assert "| mha-d128 | zyfa / flashinfer | 1.25† |" in text  # 900 / 720 across calls, marked
+    assert "zyfa (lean P)" not in text
+    assert report.ratio_tables([timed("fa3", 800.0, day)]) == ""
