@@ -26,10 +26,7 @@ constexpr double kMaxRelRmsFp8 = 5e-2;
 constexpr double kMaxLseAbsBf16 = 4e-3;
 constexpr double kMaxLseAbsFp8 = 0.5;
 
-// fresh_seed (support/seed.hpp) and cuda_message (support/gpu.hpp) come from the test support library.
-#define ZYFA_ASSERT_CUDA(call) ASSERT_EQ(::zyfa::test::cuda_message(#call, (call)), "")
-#define ZYFA_EXPECT_CUDA(call) EXPECT_EQ(::zyfa::test::cuda_message(#call, (call)), "")
-
+// fresh_seed (support/seed.hpp) and ZYFA_ASSERT_CUDA (support/gpu.hpp) come from the test support library.
 
 // One attention problem: Gaussian inputs from `seed` on the host, device copies with poisoned outputs.
 class DeviceProblem {

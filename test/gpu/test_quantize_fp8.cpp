@@ -33,11 +33,6 @@ namespace num = zyfa::numerics;
 constexpr size_t kGuardBytes = 64;
 constexpr uint8_t kGuardPoison = 0xa5;
 
-#define ASSERT_CUDA(expr)                                                                  \
-  do {                                                                                     \
-    const cudaError_t cuda_status_ = (expr);                                               \
-    ASSERT_EQ(cuda_status_, cudaSuccess) << #expr << ": " << cudaGetErrorString(cuda_status_); \
-  } while (0)
 #define ASSERT_NO_MESSAGE(expr) \
   do {                          \
     const std::string message_ = (expr); \
@@ -70,7 +65,7 @@ void run_on_gpu(QuantizeCase &c, Launch how, GpuResult *result, uint8_t poison =
   d.descale = static_cast<float *>(descale.get());
 
   cudaStream_t stream = nullptr;
-  ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  ZYFA_ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   struct StreamGuard {
     cudaStream_t s;
     ~StreamGuard() { EXPECT_EQ(cuda_message("cudaStreamDestroy", cudaStreamDestroy(s)), ""); }
@@ -80,20 +75,20 @@ void run_on_gpu(QuantizeCase &c, Launch how, GpuResult *result, uint8_t poison =
   } else {
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
-    ASSERT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    ZYFA_ASSERT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
     const zyfa_status s = zyfa_quantize_fp8(&d, stream);
-    ASSERT_CUDA(cudaStreamEndCapture(stream, &graph));
+    ZYFA_ASSERT_CUDA(cudaStreamEndCapture(stream, &graph));
     ASSERT_EQ(s, ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-    ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    ZYFA_ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     // Twice: the memset in the graph resets the amax, so a replay gives the same answer.
-    ASSERT_CUDA(cudaGraphLaunch(exec, stream));
-    ASSERT_CUDA(cudaGraphLaunch(exec, stream));
-    ASSERT_CUDA(cudaStreamSynchronize(stream));
-    ASSERT_CUDA(cudaGraphExecDestroy(exec));
-    ASSERT_CUDA(cudaGraphDestroy(graph));
+    ZYFA_ASSERT_CUDA(cudaGraphLaunch(exec, stream));
+    ZYFA_ASSERT_CUDA(cudaGraphLaunch(exec, stream));
+    ZYFA_ASSERT_CUDA(cudaStreamSynchronize(stream));
+    ZYFA_ASSERT_CUDA(cudaGraphExecDestroy(exec));
+    ZYFA_ASSERT_CUDA(cudaGraphDestroy(graph));
   }
-  ASSERT_CUDA(cudaStreamSynchronize(stream));
-  ASSERT_CUDA(cudaGetLastError());
+  ZYFA_ASSERT_CUDA(cudaStreamSynchronize(stream));
+  ZYFA_ASSERT_CUDA(cudaGetLastError());
   std::vector<uint8_t> back(poisoned.size());
   ASSERT_NO_MESSAGE(dst.download(back.data(), back.size()));
   result->codes.assign(back.begin(), back.begin() + std::ptrdiff_t(c.dst.size()));

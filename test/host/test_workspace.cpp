@@ -14,7 +14,6 @@
 
 namespace {
 
-constexpr uint16_t kPoison = 0x7fc1;
 constexpr uint8_t kInputCode = 0x38;       // e4m3 1.0 in q, k and v
 constexpr uint8_t kWorkspacePoison = 0xa5;  // what a V^T pre-pass would overwrite
 // Long enough for the FP8 kernels to use a workspace (src/host/fp8_asm_attention.cpp: group * seqlen from 8K;
@@ -27,7 +26,7 @@ struct Fp8Buffers {
   std::vector<uint8_t> q = std::vector<uint8_t>(kLong * kH * kD, kInputCode);
   std::vector<uint8_t> k = std::vector<uint8_t>(kLong * kHk * kD, kInputCode);
   std::vector<uint8_t> v = std::vector<uint8_t>(kLong * kHk * kD, kInputCode);
-  std::vector<uint16_t> out = std::vector<uint16_t>(kLong * kH * kD, kPoison);
+  std::vector<uint16_t> out = std::vector<uint16_t>(kLong * kH * kD, zyfa::test::kUntouchedBf16);
   std::vector<uint8_t> workspace = std::vector<uint8_t>(size_t(kHk * kD * kLong) + 512, kWorkspacePoison);
 
   zyfa_attn_desc desc() {
@@ -45,11 +44,9 @@ struct Fp8Buffers {
   // Nothing written anywhere a refused call could write: out, the workspace (V^T) and the inputs (a
   // workspace placed over v would land there).
   bool untouched() const {
-    const auto all = [](const auto &buffer, auto value) {
-      return std::all_of(buffer.begin(), buffer.end(), [value](auto x) { return x == value; });
-    };
-    return all(out, kPoison) && all(workspace, kWorkspacePoison) && all(q, kInputCode) && all(k, kInputCode) &&
-           all(v, kInputCode);
+    using zyfa::test::all_equal;
+    return all_equal(out, zyfa::test::kUntouchedBf16) && all_equal(workspace, kWorkspacePoison) &&
+           all_equal(q, kInputCode) && all_equal(k, kInputCode) && all_equal(v, kInputCode);
   }
 };
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -13,6 +14,16 @@
 #include "support/host_attention.hpp"
 
 namespace zyfa::test {
+
+// The host output of a call that must write nothing (a refused descriptor) starts as this bf16 NaN, which no
+// library path writes, and must end as it.
+constexpr uint16_t kUntouchedBf16 = 0x7fc1;
+
+// Every element of `buffer` still `value`: nothing was written there.
+template <typename Buffer, typename T>
+bool all_equal(const Buffer &buffer, T value) {
+  return std::all_of(buffer.begin(), buffer.end(), [value](auto x) { return x == value; });
+}
 
 // Every logical output and LSE element written and finite, no gap element touched.
 ::testing::AssertionResult outputs_written(const HostAttention &h);

@@ -26,6 +26,10 @@ std::string gpu_unavailable_reason();
     if (!zyfa_gpu_reason.empty()) GTEST_SKIP() << zyfa_gpu_reason;               \
   } while (0)
 
+// In a GPU test: a CUDA runtime call (its cudaError_t) that must succeed; the failure names the call.
+#define ZYFA_ASSERT_CUDA(call) ASSERT_EQ(::zyfa::test::cuda_message(#call, int(call)), "")
+#define ZYFA_EXPECT_CUDA(call) EXPECT_EQ(::zyfa::test::cuda_message(#call, int(call)), "")
+
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
