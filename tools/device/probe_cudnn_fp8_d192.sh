@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Checks cuDNN FP8 at d_qk = 192, d_v = 128, where plan eng2_k24=32 hit illegal addresses (bench/NOTES.md,
-# 2026-11-29) and, under compute-sanitizer, writes outside its own shared memory (2026-12-06), as "eng2" (engine 2's
-# default knobs) faults, so zyfa_bench times only the plans seen clean there (eng2_k24=7). Runs zyfa_bench's cuDNN FP8 graph for the shape in processes of its own: under
-# memcheck at a small S with every plan (ZYFA_BENCH_TRY_CUDNN_FP8_DQK_NE_DV=1 puts the others back; memcheck's
-# report names each faulting kernel), then plain at the benchmark's S as zyfa_bench tunes it.
+# 2026-11-29) and, under compute-sanitizer, writes outside its own shared memory (2026-12-06), as "eng2"
+# (engine 2's default knobs) faults, so zyfa_bench times only the plans seen clean there (eng2_k24=7). Runs
+# zyfa_bench's cuDNN FP8 graph for the shape in processes of its own: under memcheck at a small S with every
+# plan (ZYFA_BENCH_TRY_CUDNN_FP8_DQK_NE_DV=1 puts the others back; memcheck's report names each faulting
+# kernel), then plain at the benchmark's S as zyfa_bench tunes it.
 # Carry a bench carry (tools/device/prepare_bench.sh or prepare_candidate.sh): CARRY=.carry-bench-NAME.
 # Output: $OUT/cudnn-d192-*.log and the records of the runs that finished ($OUT/cudnn-d192-*.json).
 set -uo pipefail
