@@ -402,7 +402,8 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           const uint32_t v = uint32_t(w.r(in.src[size_t(1 + m)].reg, lane));
           std::memcpy(&smem_[size_t(row_addr[8 * m + lane / 4]) + size_t(4 * (lane % 4))], &v, 4);
         }
-      for (int lane = 0; lane < kWarpSize; ++lane) generic_write(w.index * kWarpSize + lane, size_t(row_addr[lane]), 16);
+      for (int lane = 0; lane < kWarpSize; ++lane)
+        generic_write(w.index * kWarpSize + lane, size_t(row_addr[lane]), 16);
       break;
     }
     case Op::kMmaF16: {

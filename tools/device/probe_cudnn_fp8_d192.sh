@@ -21,7 +21,8 @@ readonly BENCH=("$CARRY/zyfa_bench" --mode=kernel --impls=cudnn --dtypes=fp8 --r
 
 for family in $FAMILIES; do
   log="$OUTDIR/cudnn-d192-$family-memcheck-s$SMALL_S.log"
-  ZYFA_BENCH_TRY_CUDNN_FP8_DQK_NE_DV=1 timeout -k 5 "$STEP_TIMEOUT" "$sanitizer" --tool memcheck --print-limit 100 "${BENCH[@]}" --families="$family" \
+  ZYFA_BENCH_TRY_CUDNN_FP8_DQK_NE_DV=1 timeout -k 5 "$STEP_TIMEOUT" \
+    "$sanitizer" --tool memcheck --print-limit 100 "${BENCH[@]}" --families="$family" \
     --seqlens="$SMALL_S" --json="$OUTDIR/cudnn-d192-$family-memcheck-s$SMALL_S.json" > "$log" 2>&1
   echo "$family memcheck S=$SMALL_S: rc $? ($(grep -c 'Invalid' "$log") invalid accesses reported)"
   grep -E "^cudnn |Invalid|out of bounds" "$log" | sort | uniq -c | head -12
