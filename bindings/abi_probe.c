@@ -56,6 +56,7 @@ static void print_offsets(void) {
   OFFSET(zyfa_attn_desc, k_descale);
   OFFSET(zyfa_attn_desc, v_descale);
   OFFSET(zyfa_attn_desc, p_rounding);
+  OFFSET(zyfa_attn_desc, reserved0);
   OFFSET(zyfa_attn_desc, workspace);
   OFFSET(zyfa_attn_desc, workspace_bytes);
 
@@ -131,6 +132,7 @@ static void print_defaults(void) {
   INIT("zyfa_attn_desc.causal", attn.causal);
   INIT("zyfa_attn_desc.q_descale.kind", attn.q_descale.kind);
   INIT("zyfa_attn_desc.p_rounding", attn.p_rounding);
+  INIT("zyfa_attn_desc.reserved0", attn.reserved0);
   INIT("zyfa_attn_desc.workspace_bytes", attn.workspace_bytes);
   const zyfa_quantize_desc quantize = ZYFA_QUANTIZE_DESC_INIT;
   INIT("zyfa_quantize_desc.struct_size", quantize.struct_size);

@@ -57,10 +57,13 @@ typedef enum zyfa_status {
   ZYFA_STATUS_NULL_TENSOR = 10,           /* q, k, v or out is NULL, or a used workspace (workspace_bytes > 0 where
                                            * zyfa_attn_workspace_size is above 0); quantize: src or dst is NULL */
   ZYFA_STATUS_ALIASED_OUTPUT = 11,        /* out, lse or a used workspace overlaps an input (a tensor or a device
-                                           * descale) or another of the three; quantize: dst or descale overlaps */
+                                           * descale) or another of the three; quantize: dst or descale overlaps.
+                                           * By address ranges (first to last byte): tensors interleaved in one
+                                           * buffer overlap even where no element is shared */
   ZYFA_STATUS_BAD_DESCALE = 12,           /* an FP8 descale is missing, of an unknown kind, not a positive normal
                                            * float, a device descale not on 4 bytes or with a negative stride, or
-                                           * host descales whose score scale overflows float */
+                                           * host descales whose scores or outputs overflow float on the largest
+                                           * e4m3 inputs (448) */
   ZYFA_STATUS_FP8_FIELD_WITH_BF16 = 13,   /* an FP8-only field (a descale, p_rounding) set with BF16 inputs */
   ZYFA_STATUS_NOT_CAUSAL = 14,            /* causal must be 1: only causal attention is implemented */
   ZYFA_STATUS_SIZE_OVERFLOW = 15,         /* a count or byte offset overflows 64 bits, or an extent or the job count
@@ -68,7 +71,8 @@ typedef enum zyfa_status {
   ZYFA_STATUS_BAD_SOFTMAX_SCALE = 16,     /* negative, NaN or infinite, or infinite times log2(e) */
   ZYFA_STATUS_NO_DEVICE = 17,             /* no CUDA device or driver is present */
   ZYFA_STATUS_UNSUPPORTED_DEVICE = 18,    /* the current device is not a Hopper GPU with sm_90 code in this build */
-  ZYFA_STATUS_CUDA_ERROR = 19,            /* the CUDA runtime reported an error (also a sticky one from elsewhere) */
+  ZYFA_STATUS_CUDA_ERROR = 19,            /* the CUDA runtime reported an error, also the context's sticky one (an
+                                           * earlier kernel's fault, whoever launched it) */
   ZYFA_STATUS_OUT_OF_MEMORY = 20,
   ZYFA_STATUS_NOT_PREPARED = 21,          /* a call under stream capture needs a plan that zyfa_attn_prepare builds first */
   ZYFA_STATUS_BAD_ARGUMENT = 22,          /* any other argument out of range (quantize sizes, cache capacity,
@@ -79,8 +83,9 @@ typedef enum zyfa_status {
 /* A static string naming the status, e.g. "ZYFA_STATUS_BAD_DTYPE: unknown input dtype". Never NULL. */
 ZYFA_API const char *zyfa_status_string(zyfa_status status);
 
-/* The message of the last failed call on this thread, naming the field and its value; "" after success.
- * The pointer stays valid until the next zyfa call on this thread. */
+/* The message of the last failed call on this thread, naming the field and its value; "" after a call that
+ * succeeded (zyfa_status_string, zyfa_last_error and zyfa_version leave it as it is). The pointer stays valid
+ * until the next zyfa call on this thread. */
 ZYFA_API const char *zyfa_last_error(void);
 
 /* ZYFA_VERSION of the loaded library; compare with the header's macro to catch a mismatched .so. */
@@ -150,17 +155,18 @@ typedef struct zyfa_descale {
 
 typedef struct zyfa_attn_desc {
   size_t struct_size;           /* sizeof(zyfa_attn_desc) of the caller: set by ZYFA_ATTN_DESC_INIT */
-  zyfa_dtype dtype;
-  zyfa_layout layout;
-  int64_t batch;
+  zyfa_dtype dtype;             /* of q, k and v; out is always bfloat16 */
+  zyfa_layout layout;           /* of q, k, v and out alike */
+  int64_t batch;                /* batch, seqlen, nheads, nheads_k: from 1 to 2^31 - 1 */
   int64_t seqlen;               /* seqlen_q = seqlen_k; any value from 1 to 2^31 - 1 */
   int64_t nheads;               /* query heads */
   int64_t nheads_k;             /* key/value heads; nheads % nheads_k == 0 (MHA, GQA, MQA) */
   int64_t d_qk;                 /* 128, or 192 with d_v = 128 */
-  int64_t d_v;
-  const void *q;
-  const void *k;
-  const void *v;
+  int64_t d_v;                  /* must be 128 */
+  const void *q;                /* device memory (host memory for zyfa_attn_fwd_host), 16-byte aligned:
+                                   (batch, seqlen, nheads, d_qk) in the layout's order */
+  const void *k;                /* the same, (batch, seqlen, nheads_k, d_qk) */
+  const void *v;                /* the same, (batch, seqlen, nheads_k, d_v) */
   void *out;                    /* bfloat16, shape (batch, seqlen, nheads, d_v) in the layout's order */
   float *lse;                   /* optional: float32 (batch, nheads, seqlen), contiguous, natural log */
   float softmax_scale;          /* 0 means 1 / sqrt(d_qk) */
@@ -174,18 +180,21 @@ typedef struct zyfa_attn_desc {
   zyfa_descale v_descale;
   zyfa_p_rounding p_rounding;   /* FP8 only: BF16 must leave it DEFAULT. A struct_size that ends before this
                                    field (the first layout, up to v_descale) reads as DEFAULT */
+  int32_t reserved0;            /* the padding after p_rounding, named so that ZYFA_ATTN_DESC_INIT zeroes it;
+                                   never read */
   /* Optional scratch in device memory that makes a call faster (appended after p_rounding).
    * zyfa_attn_workspace_size gives the bytes a problem can use; where that is above 0 and workspace_bytes
    * is at least that, the call first writes V into the workspace in the layout its kernel reads (FP8: the
    * kernel then copies V^T instead of transposing every V block), with the same output bits as without.
    * workspace_bytes = 0 (the default, and what a struct_size ending before it reads as) runs without; a
-   * workspace smaller than the problem uses is an error, not a slower call. zyfa_attn_prepare reads
-   * workspace_bytes (not the pointer) to pick the kernel. Calls that may run at the same time need
-   * workspaces of their own. */
+   * workspace smaller than the problem uses is an error, not a slower call. zyfa_attn_prepare picks the kernel
+   * from workspace_bytes: the pointer may be NULL there (one given is checked as zyfa_attn_fwd checks it).
+   * Calls that may run at the same time need workspaces of their own. */
   void *workspace;              /* 256-byte aligned; must not overlap any tensor (checked, and read, only where
                                    the problem uses a workspace: elsewhere both fields are ignored) */
   size_t workspace_bytes;
-  /* New fields go here, and only here. */
+  /* New fields go here, and only here, 8 bytes at a time (a 4-byte field with a named reserved one), so that
+   * every layout has a size of its own: the library tells them apart by struct_size. */
 } zyfa_attn_desc;
 
 /* Defaults: BF16, BSHD, d = 128, causal, no LSE, softmax_scale = 1/sqrt(d_qk), default P rounding.
@@ -195,7 +204,7 @@ typedef struct zyfa_attn_desc {
     sizeof(zyfa_attn_desc), ZYFA_DTYPE_BF16, ZYFA_LAYOUT_BSHD, 0, 0, 0, 0, 128, 128, NULL, NULL, \
         NULL, NULL, NULL, 0.0f, 1, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0},                   \
         {ZYFA_DESCALE_NONE, 0.0f, NULL, 0, 0}, {ZYFA_DESCALE_NONE, 0.0f, NULL, 0, 0},            \
-        {ZYFA_DESCALE_NONE, 0.0f, NULL, 0, 0}, ZYFA_P_ROUNDING_DEFAULT, NULL, 0                  \
+        {ZYFA_DESCALE_NONE, 0.0f, NULL, 0, 0}, ZYFA_P_ROUNDING_DEFAULT, 0, NULL, 0               \
   }
 
 /* ---------------------------------------------------------------- attention */
@@ -221,8 +230,8 @@ ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream)
  * (nheads / nheads_k) * seqlen >= 8192 and q, k, v are TMA-mappable,
  * one V^T per (batch, kv head) of 128 x seqlen bytes (seqlen rounded up to 128); 0 elsewhere (BF16, shorter
  * FP8 problems, exact P at d_qk = 128, split P), where a workspace would not make the call faster. Depends on
- * the shape, the dtype, the P rounding and the strides only: pointers may be NULL, and the workspace fields
- * are not read. Host only: it launches nothing. */
+ * the shape, the dtype, the P rounding and the strides only: pointers may be NULL (those given are checked as
+ * zyfa_attn_fwd checks them), and the workspace fields are not read. Host only: it launches nothing. */
 ZYFA_API zyfa_status zyfa_attn_workspace_size(const zyfa_attn_desc *desc, size_t *bytes);
 
 /* The CPU backend: the same descriptor over host memory, the same algorithm and numerics as the GPU

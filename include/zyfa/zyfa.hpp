@@ -127,8 +127,12 @@ class Attention {
   void forward(void *stream = nullptr) const { check(zyfa_attn_fwd(&d_, stream)); }
   void forward_host() const { check(zyfa_attn_fwd_host(&d_)); }
 
-  // Non-throwing calls, for code built without exceptions in its hot path.
-  zyfa_status try_forward(void *stream = nullptr) const noexcept { return zyfa_attn_fwd(&d_, stream); }
+  // Non-throwing calls, for code that keeps exceptions out of its hot path (this header itself needs them
+  // enabled: the calls above throw). The message of a failure is zyfa_last_error().
+  [[nodiscard]] zyfa_status try_prepare(void *stream = nullptr) const noexcept {
+    return zyfa_attn_prepare(&d_, stream);
+  }
+  [[nodiscard]] zyfa_status try_forward(void *stream = nullptr) const noexcept { return zyfa_attn_fwd(&d_, stream); }
 
  private:
   zyfa_attn_desc d_;

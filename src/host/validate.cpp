@@ -162,16 +162,18 @@ zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int
   }
 }
 
-// Every size of zyfa_attn_desc ever released, oldest first; when a field is appended, add the new size
-// here. A caller's descriptor is read up to its struct_size, and the fields past it keep the defaults of
-// ZYFA_ATTN_DESC_INIT.
-constexpr size_t kAttnDescV1Size = offsetof(zyfa_attn_desc, p_rounding);  // 0.1.0: up to v_descale
-static_assert(kAttnDescV1Size == offsetof(zyfa_attn_desc, v_descale) + sizeof(zyfa_descale),
-              "p_rounding starts where the first layout ended");
-constexpr size_t kAttnDescV2Size = offsetof(zyfa_attn_desc, workspace);  // up to p_rounding
-static_assert(kAttnDescV2Size >= offsetof(zyfa_attn_desc, p_rounding) + sizeof(zyfa_p_rounding),
-              "the workspace starts after the second layout ended");
-constexpr size_t kKnownAttnDescSizes[] = {kAttnDescV1Size, kAttnDescV2Size, sizeof(zyfa_attn_desc)};
+// Every size of zyfa_attn_desc ever released, oldest first, as released (LP64): when a field is appended, add
+// the new size here. A caller's descriptor is read up to its struct_size, and the fields past it keep the
+// defaults of ZYFA_ATTN_DESC_INIT. The sizes are literals so that a field moved or inserted by mistake fails
+// here instead of moving an old layout's size with it.
+static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8, "zyfa's descriptor layouts are those of LP64 hosts");
+constexpr size_t kAttnDescV1Size = 304;  // 0.1.0: up to v_descale
+constexpr size_t kAttnDescV2Size = 312;  // up to p_rounding and its padding (reserved0)
+constexpr size_t kAttnDescV3Size = 328;  // up to workspace_bytes
+static_assert(offsetof(zyfa_attn_desc, p_rounding) == kAttnDescV1Size, "p_rounding starts where layout 1 ended");
+static_assert(offsetof(zyfa_attn_desc, workspace) == kAttnDescV2Size, "the workspace starts where layout 2 ended");
+static_assert(sizeof(zyfa_attn_desc) == kAttnDescV3Size, "a field appended: add its layout's size here");
+constexpr size_t kKnownAttnDescSizes[] = {kAttnDescV1Size, kAttnDescV2Size, kAttnDescV3Size};
 // The workspace's alignment: TMA's and every vector access's, with room.
 constexpr uintptr_t kWorkspaceAlignmentBytes = 256;
 
@@ -349,6 +351,23 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
                 "desc->q_descale.value * desc->k_descale.value = %g * %g: times softmax_scale * log2(e) = %g the "
                 "score scale overflows float",
                 (double)p.q_descale.value, (double)p.k_descale.value, (double)score_scale);
+  }
+  if (fp8) {
+    // e4m3 bounds every input by 448, so the largest score is the scale times 448^2 d_qk, and the largest
+    // output 448 v_descale: descales whose extreme inputs would overflow float are refused here rather than
+    // turned into inf or NaN outputs on those inputs.
+    const double largest_score = double(score_scale) * p.q_descale.value * p.k_descale.value *
+                                 double(numerics::kE4m3Max) * numerics::kE4m3Max * double(d.d_qk);
+    if (largest_score > double(std::numeric_limits<float>::max())) {
+      return fail(ZYFA_STATUS_BAD_DESCALE,
+                  "desc->q_descale.value * desc->k_descale.value = %g * %g: the score of two 448-valued rows (d_qk "
+                  "= %lld) times softmax_scale * log2(e) = %g overflows float",
+                  (double)p.q_descale.value, (double)p.k_descale.value, (long long)d.d_qk, (double)score_scale);
+    }
+    if (double(p.v_descale.value) * numerics::kE4m3Max > double(std::numeric_limits<float>::max())) {
+      return fail(ZYFA_STATUS_BAD_DESCALE, "desc->v_descale.value = %g: times 448, the largest e4m3 value, it "
+                  "overflows float", (double)p.v_descale.value);
+    }
   }
 
   // Element counts: batch * seqlen * heads * dim must fit 64 bits for every tensor before any stride math.

@@ -170,6 +170,18 @@ std::vector<InvalidCase> invalid_cases() {
          fp8(d);
          d.q_descale.value = d.k_descale.value = 1e20f;
        }},
+      // 1e17 * 1e17 * 0.127 is finite, but the score of two rows of 448s at d_qk = 128 is not.
+      {"fp8_descales_overflow_the_largest_score", ZYFA_STATUS_BAD_DESCALE,
+       "q_descale.value * desc->k_descale.value = 1e+17 * 1e+17: the score of two 448-valued rows (d_qk = 128)",
+       [fp8](auto &d, auto &) {
+         fp8(d);
+         d.q_descale.value = d.k_descale.value = 1e17f;
+       }},
+      {"fp8_v_descale_overflows_the_output", ZYFA_STATUS_BAD_DESCALE, "v_descale.value = 1e+36",
+       [fp8](auto &d, auto &) {
+         fp8(d);
+         d.v_descale.value = 1e36f;
+       }},
       // The offset of q's last element is exactly INT64_MAX: one past it overflows.
       {"stride_end_overflows", ZYFA_STATUS_SIZE_OVERFLOW, "desc->q: its size in bytes overflows",
        [fp8](auto &d, auto &) {

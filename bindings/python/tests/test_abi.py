@@ -54,6 +54,7 @@ def python_layout():
                        ("zyfa_attn_desc.d_v", attn.d_v), ("zyfa_attn_desc.causal", attn.causal),
                        ("zyfa_attn_desc.q_descale.kind", attn.q_descale.kind),
                        ("zyfa_attn_desc.p_rounding", attn.p_rounding),
+                       ("zyfa_attn_desc.reserved0", attn.reserved0),
                        ("zyfa_attn_desc.workspace_bytes", attn.workspace_bytes),
                        ("zyfa_quantize_desc.struct_size", quantize.struct_size),
                        ("zyfa_quantize_desc.rotation", quantize.rotation),

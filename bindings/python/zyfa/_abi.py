@@ -70,6 +70,7 @@ class zyfa_attn_desc(ctypes.Structure):
         ("k_descale", zyfa_descale),
         ("v_descale", zyfa_descale),
         ("p_rounding", c_enum),
+        ("reserved0", ctypes.c_int32),  # the padding after p_rounding, named in zyfa.h; never read
         ("workspace", ctypes.c_void_p),
         ("workspace_bytes", ctypes.c_size_t),
     ]

@@ -120,6 +120,8 @@ pub struct zyfa_attn_desc {
     pub v_descale: zyfa_descale,
     /// FP8 only; BF16 leaves it ZYFA_P_ROUNDING_DEFAULT.
     pub p_rounding: zyfa_p_rounding,
+    /// The padding after p_rounding, named in zyfa.h so that ZYFA_ATTN_DESC_INIT zeroes it; never read.
+    pub reserved0: i32,
     /// Optional device scratch that makes some calls faster: zyfa_attn_workspace_size bytes or more.
     pub workspace: *mut c_void,
     pub workspace_bytes: usize,
@@ -153,6 +155,7 @@ impl Default for zyfa_attn_desc {
             k_descale: zyfa_descale::default(),
             v_descale: zyfa_descale::default(),
             p_rounding: ZYFA_P_ROUNDING_DEFAULT,
+            reserved0: 0,
             workspace: ptr::null_mut(),
             workspace_bytes: 0,
         }

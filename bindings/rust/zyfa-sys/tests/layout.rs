@@ -70,7 +70,7 @@ fn rust_layout() -> BTreeMap<String, i64> {
     offsets!(m, zyfa_descale: kind, value, ptr, batch_stride, head_stride);
     offsets!(m, zyfa_attn_desc: struct_size, dtype, layout, batch, seqlen, nheads, nheads_k, d_qk, d_v, q, k, v,
              out, lse, softmax_scale, causal, q_strides, k_strides, v_strides, out_strides, q_descale, k_descale,
-             v_descale, p_rounding, workspace, workspace_bytes);
+             v_descale, p_rounding, reserved0, workspace, workspace_bytes);
     offsets!(m, zyfa_quantize_desc: struct_size, src, dst, descale, n_rows, dim, row_stride, rotation, rotation_seed);
     offsets!(m, zyfa_plan_cache_stats: struct_size, hits, misses, evictions, entries, capacity, device_bytes);
     constants!(m: ZYFA_VERSION, ZYFA_STATUS_SUCCESS, ZYFA_STATUS_NULL_ARGUMENT, ZYFA_STATUS_BAD_STRUCT_SIZE,
@@ -95,6 +95,7 @@ fn rust_layout() -> BTreeMap<String, i64> {
         ("zyfa_attn_desc.causal", attn.causal as i64),
         ("zyfa_attn_desc.q_descale.kind", attn.q_descale.kind as i64),
         ("zyfa_attn_desc.p_rounding", attn.p_rounding as i64),
+        ("zyfa_attn_desc.reserved0", attn.reserved0 as i64),
         ("zyfa_attn_desc.workspace_bytes", attn.workspace_bytes as i64),
         ("zyfa_quantize_desc.struct_size", quantize.struct_size as i64),
         ("zyfa_quantize_desc.rotation", quantize.rotation as i64),
