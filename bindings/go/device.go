@@ -19,7 +19,7 @@ type DeviceDescale struct {
 }
 
 // DeviceTensors are the device addresses of one call in the shape's layout; LSE may be 0. For FP8 set
-// FP8 and the three descales. Workspace (optional) is device scratch of WorkspaceBytes, at least
+// FP8 and the three descales; a descale set without FP8 is refused (ErrFP8FieldWithBF16). Workspace (optional) is device scratch of WorkspaceBytes, at least
 // WorkspaceSize, 256-byte aligned, that makes long FP8 calls faster: the call writes V transposed into it
 // and its kernel copies that instead of transposing every V block (the same output bits).
 type DeviceTensors struct {
@@ -62,11 +62,15 @@ func (a *Attention) Prepare(t DeviceTensors, stream Stream) error {
 	return call(func() C.zyfa_status { return C.zyfa_go_attn_prepare(&desc, C.uintptr_t(stream)) })
 }
 
+// deviceDescriptor passes every field of t through, also descales and a workspace size given with FP8 left
+// false, so that the library refuses what does not fit the precision (ErrFP8FieldWithBF16) instead of the
+// call reading FP8 buffers as BF16 ones.
 func (a *Attention) deviceDescriptor(t *DeviceTensors) C.zyfa_attn_desc {
-	if !t.FP8 {
-		return a.descriptor(C.ZYFA_DTYPE_BF16)
+	dtype := C.zyfa_dtype(C.ZYFA_DTYPE_BF16)
+	if t.FP8 {
+		dtype = C.ZYFA_DTYPE_FP8_E4M3
 	}
-	desc := a.descriptor(C.ZYFA_DTYPE_FP8_E4M3)
+	desc := a.descriptor(dtype)
 	desc.workspace_bytes = C.size_t(t.WorkspaceBytes)
 	desc.q_descale = deviceDescale(t.QDescale)
 	desc.k_descale = deviceDescale(t.KDescale)
@@ -74,10 +78,15 @@ func (a *Attention) deviceDescriptor(t *DeviceTensors) C.zyfa_attn_desc {
 	return desc
 }
 
-// deviceDescale leaves ptr NULL: the helper attaches the address, which is not a Go pointer.
+// deviceDescale leaves ptr NULL: the helper attaches the address, which is not a Go pointer. The zero
+// DeviceDescale is no descale (ZYFA_DESCALE_NONE): BF16's, and a missing one for FP8.
 func deviceDescale(d DeviceDescale) C.zyfa_descale {
-	if d.Ptr == 0 {
+	switch {
+	case d.Ptr != 0:
+		return C.zyfa_descale{kind: C.ZYFA_DESCALE_DEVICE, batch_stride: C.int64_t(d.BatchStride), head_stride: C.int64_t(d.HeadStride)}
+	case d.Value != 0:
 		return C.zyfa_descale{kind: C.ZYFA_DESCALE_HOST, value: C.float(d.Value)}
+	default:
+		return C.zyfa_descale{kind: C.ZYFA_DESCALE_NONE}
 	}
-	return C.zyfa_descale{kind: C.ZYFA_DESCALE_DEVICE, batch_stride: C.int64_t(d.BatchStride), head_stride: C.int64_t(d.HeadStride)}
 }

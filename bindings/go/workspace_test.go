@@ -41,3 +41,26 @@ func TestWorkspaceSizeAndAShortWorkspaceIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Descales given with FP8 left false reach the library, which refuses them before any device is touched:
+// the call must not read FP8 buffers as BF16 ones (twice their bytes).
+func TestDescalesWithoutFP8AreRefused(t *testing.T) {
+	const seqlen, nheads, nheadsK, d = 64, 4, 2, 128
+	a := &Attention{Batch: 1, Seqlen: seqlen, NHeads: nheads, NHeadsK: nheadsK}
+	q, kv := make([]uint16, seqlen*nheads*d), make([]uint16, seqlen*nheadsK*d)
+	out := make([]uint16, seqlen*nheads*d)
+	addr := func(p unsafe.Pointer) DevicePtr { return DevicePtr(uintptr(p)) }
+	tensors := DeviceTensors{Q: addr(unsafe.Pointer(&q[0])), K: addr(unsafe.Pointer(&kv[0])),
+		V: addr(unsafe.Pointer(&kv[0])), Out: addr(unsafe.Pointer(&out[0])),
+		QDescale: DeviceDescale{Value: 1}, KDescale: DeviceDescale{Value: 1}, VDescale: DeviceDescale{Value: 1}}
+	err := a.ForwardDevice(tensors, 0)
+	var zerr *Error
+	if !errors.Is(err, ErrFP8FieldWithBF16) || !errors.As(err, &zerr) || !strings.Contains(zerr.Message, "q_descale") {
+		t.Fatalf("got %v, want ErrFP8FieldWithBF16 naming q_descale", err)
+	}
+	for i, x := range out {
+		if x != 0 {
+			t.Fatalf("a refused call wrote out[%d]", i)
+		}
+	}
+}

@@ -1,5 +1,7 @@
 """Bad input raises: the library's refusals as ZyfaError (also ValueError) carrying its status and
 message, and flash-attn's argument rules as TypeError or ValueError before any call."""
+import pickle
+
 import numpy as np
 import pytest
 
@@ -25,6 +27,15 @@ def test_unsupported_head_dim_carries_the_librarys_message(rng):
     assert isinstance(err, ValueError) and isinstance(err, zyfa.ZyfaValueError)
     assert "d_qk" in err.message and "64" in err.message
     assert err.message in str(err) and "ZYFA_STATUS_UNSUPPORTED_HEAD_DIM" in str(err)
+
+
+def test_an_error_survives_pickling(rng):
+    """As a multiprocessing or ProcessPoolExecutor worker's error reaches its parent."""
+    q, k, v = (random_bf16(rng, (1, 16, h, 64)) for h in (2, 1, 1))
+    err = library_error(lambda: zyfa.flash_attn_func(q, k, v, causal=True))
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is type(err) and back.status is err.status
+    assert (back.message, back.description, str(back)) == (err.message, err.description, str(err))
 
 
 def test_head_ratio(rng):

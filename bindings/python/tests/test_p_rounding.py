@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import zyfa
-from conftest import random_bf16
+from conftest import attention_fp64, bf16_values, fp8_values, random_bf16
 
 
 def fp8_qkv(rng, seqlen, nheads, nheads_k, d_qk, batch=1):
@@ -54,12 +54,17 @@ def test_lean_p_differs_from_default_which_is_exact_at_d192(rng):
 
 
 @pytest.mark.parametrize("d_qk", [128, 192])
-def test_split_p_differs_from_exact_p_at_both_head_dims(rng, d_qk):
-    qkv, descales = fp8_qkv(rng, 24, 2, 1, d_qk)
-    split = zyfa.flash_attn_func(*qkv, causal=True, **descales, p_rounding="split")
-    exact = zyfa.flash_attn_func(*qkv, causal=True, **descales, p_rounding="exact")
-    assert not np.array_equal(split, exact), "split P gave exact P's output bit for bit"
-    np.testing.assert_array_equal(zyfa.flash_attn_func(*qkv, causal=True, **descales, p_rounding="SPLIT"), split)
+def test_split_p_is_its_own_rounding_and_the_most_accurate_at_both_head_dims(rng, d_qk):
+    """Split P is neither exact nor lean P (a wiring that sent it to either fails), and its error against
+    fp64 is well below exact P's (0.09-0.11x on the CPU backend; asked here: below 0.5x)."""
+    qkv, descales = fp8_qkv(rng, 128, 2, 1, d_qk)
+    out = {p: zyfa.flash_attn_func(*qkv, causal=True, **descales, p_rounding=p) for p in ("split", "exact", "lean")}
+    assert not np.array_equal(out["split"], out["exact"]), "split P gave exact P's output bit for bit"
+    assert not np.array_equal(out["split"], out["lean"]), "split P gave lean P's output bit for bit"
+    np.testing.assert_array_equal(zyfa.flash_attn_func(*qkv, causal=True, **descales, p_rounding="SPLIT"), out["split"])
+    want, _ = attention_fp64(*(fp8_values(x, descales[f"{n}_descale"]) for x, n in zip(qkv, "qkv")))
+    rel_rms = {p: np.sqrt(np.mean((bf16_values(o) - want) ** 2) / np.mean(want ** 2)) for p, o in out.items()}
+    assert rel_rms["split"] < 0.5 * rel_rms["exact"], rel_rms
 
 
 @pytest.mark.parametrize("value", ["fast", "", None, 1])

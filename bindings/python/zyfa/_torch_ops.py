@@ -4,7 +4,6 @@ running anything, and the real ones only enqueue work on the current stream, so 
 in CUDA graphs. Imported only when torch is."""
 import ctypes
 import math
-import threading
 from typing import List, Optional, Tuple
 
 import torch
@@ -12,12 +11,6 @@ from torch import Tensor
 from torch._subclasses.fake_tensor import is_fake
 
 from . import _args, _desc, _lib, errors
-
-# Plan keys (device, dtype, shape) already prepared: zyfa_attn_prepare runs once per key, outside any
-# graph capture, because uploading a plan is something a capture cannot record.
-_prepared = set()
-_prepared_lock = threading.Lock()
-
 
 def _operand(t):
     """A (batch, seqlen, heads, dim) view the kernel can read in place, or a contiguous copy of it (the
@@ -56,15 +49,14 @@ def _descale(t, value, d):
     return _desc.Descale(0.0, t.data_ptr(), batch_stride, head_stride)
 
 
-def _prepare_once(desc, key, stream):
-    with _prepared_lock:
-        if key in _prepared:
-            return
-    if torch.cuda.is_current_stream_capturing():
-        return  # the library answers ZYFA_STATUS_NOT_PREPARED, which says to run the shape once first
-    _lib.check(_lib.lib().zyfa_attn_prepare(_desc.byref(desc), ctypes.c_void_p(stream)))
-    with _prepared_lock:
-        _prepared.add(key)
+def _prepare_outside_capture(desc, stream):
+    """zyfa_attn_prepare before every call that is not being captured: it builds the shape's plans (also
+    those of the layouts a later capture may use) or finds them, so a capture after an uncaptured call of
+    the same shape finds its plan even after the cache evicted it meanwhile (a set of "prepared" shapes here
+    would go stale). Under capture the library answers ZYFA_STATUS_NOT_PREPARED where no plan is ready,
+    which says to run the shape once first: uploading a plan is something a capture cannot record."""
+    if not torch.cuda.is_current_stream_capturing():
+        _lib.check(_lib.lib().zyfa_attn_prepare(_desc.byref(desc), ctypes.c_void_p(stream)))
 
 
 @torch.library.custom_op("zyfa::fwd", mutates_args=(), device_types="cuda")
@@ -92,8 +84,7 @@ def fwd(q: Tensor, k: Tensor, v: Tensor, q_descale: Optional[Tensor], k_descale:
             workspace = torch.empty(workspace_bytes.value, dtype=torch.uint8, device=q.device)
             desc.workspace = workspace.data_ptr()
             desc.workspace_bytes = workspace_bytes.value
-        # p_rounding and the workspace pick the FP8 kernel, so they are part of what prepare loads.
-        _prepare_once(desc, (q.device.index, fp8, d, p_rounding, workspace is not None), stream)
+        _prepare_outside_capture(desc, stream)
         _lib.check(_lib.lib().zyfa_attn_fwd(_desc.byref(desc), ctypes.c_void_p(stream)))
     return out, lse
 

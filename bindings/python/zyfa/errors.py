@@ -50,6 +50,11 @@ class ZyfaError(Exception):
         self.description = description
         super().__init__(f"{message} ({description})" if description else message)
 
+    def __reduce__(self):
+        # Rebuilt from the three fields (Exception pickles only its args), so that an error raised in a
+        # multiprocessing or ProcessPoolExecutor worker reaches the parent whole.
+        return (type(self), (int(self.status), self.message, self.description))
+
 
 class ZyfaValueError(ZyfaError, ValueError):
     """The library refused its input: shape, dtype, stride, alignment, descale, ..."""

@@ -63,6 +63,20 @@ impl DeviceWorkspace {
     pub const NONE: DeviceWorkspace = DeviceWorkspace { ptr: std::ptr::null_mut(), bytes: 0 };
 }
 
+// SAFETY: these types hold device addresses as plain values: nothing here dereferences them on the host, and
+// every call that hands them to the GPU is `unsafe` with the caller's guarantees (memory live, no races)
+// stated there. Moving or sharing the addresses between threads adds no access of its own, so a service may
+// keep them in shared state or across an `.await`. (`Stream` is a type alias of a raw pointer; wrap it in
+// your own type to send it.)
+unsafe impl Send for DeviceDescale {}
+unsafe impl Sync for DeviceDescale {}
+unsafe impl Send for DevicePrecision {}
+unsafe impl Sync for DevicePrecision {}
+unsafe impl Send for DeviceTensors {}
+unsafe impl Sync for DeviceTensors {}
+unsafe impl Send for DeviceWorkspace {}
+unsafe impl Sync for DeviceWorkspace {}
+
 impl Attention {
     /// The workspace bytes a GPU call of this shape and precision can use: 0 where none makes it faster
     /// (BF16, FP8 where (nheads / nheads_k) * seqlen is below 8K, split P, exact P at d = 128, q/k/v strides

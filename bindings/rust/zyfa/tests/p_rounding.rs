@@ -3,6 +3,7 @@
 mod common;
 
 use common::*;
+use zyfa::convert::e4m3_to_f32;
 use zyfa::{Attention, HostDescale, HostDescales, PRounding, Quantize, Status};
 
 /// Small FP8 inputs quantized through the library: (q, k, v) codes and their descales.
@@ -50,15 +51,31 @@ fn exact_p_differs_from_default_which_is_lean_at_d128() {
     assert_eq!(Attention::builder().build().p_rounding(), PRounding::Default);
 }
 
+/// Codes times a host descale: the values the call sees.
+fn fp8_values(codes: &[u8], descale: &HostDescale) -> Vec<f64> {
+    let HostDescale::Value(scale) = descale else { panic!("these tests use one host descale per tensor") };
+    codes.iter().map(|c| f64::from(e4m3_to_f32(*c)) * f64::from(*scale)).collect()
+}
+
+/// Split P is neither exact nor lean P (a wiring that sent it to either fails), and its error against
+/// fp64 is well below exact P's (0.08-0.09x on the CPU backend; asked here: below 0.5x).
 #[test]
-fn split_p_differs_from_exact_p_at_both_head_dims() {
+fn split_p_is_its_own_rounding_and_the_most_accurate() {
     for d_qk in [128, 192] {
-        let shape = Shape { batch: 1, seqlen: 24, nheads: 2, nheads_k: 1, d_qk, d_v: 128 };
+        let shape = Shape { batch: 1, seqlen: 128, nheads: 2, nheads_k: 1, d_qk, d_v: 128 };
         let (qkv, descales) = fp8_inputs(&shape, &mut Rng::fresh("p_rounding_split"));
         let split = run(&shape, &qkv, &descales, PRounding::Split).expect("SPLIT");
         let exact = run(&shape, &qkv, &descales, PRounding::Exact).expect("EXACT");
+        let lean = run(&shape, &qkv, &descales, PRounding::Lean).expect("LEAN");
         assert_ne!(split, exact, "d_qk {d_qk}: split P gave exact P's output bit for bit");
+        assert_ne!(split, lean, "d_qk {d_qk}: split P gave lean P's output bit for bit");
         assert_eq!(split, run(&shape, &qkv, &descales, PRounding::Split).expect("SPLIT"), "deterministic");
+        let [q, k, v] = &qkv;
+        let want = attention_fp64(&shape, &fp8_values(q, &descales.q), &fp8_values(k, &descales.k),
+                                  &fp8_values(v, &descales.v), 1.0 / (d_qk as f64).sqrt());
+        let split_error = relative_rms_error(&bf16_values(&split), &want.out);
+        let exact_error = relative_rms_error(&bf16_values(&exact), &want.out);
+        assert!(split_error < 0.5 * exact_error, "d_qk {d_qk}: split P errs {split_error:.3e}, exact P {exact_error:.3e}");
     }
 }
 

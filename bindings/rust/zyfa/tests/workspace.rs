@@ -51,3 +51,13 @@ fn a_workspace_below_the_size_is_a_typed_error_naming_workspace_bytes() {
     assert!(err.message().contains("workspace_bytes"), "{err}");
     assert!(out.iter().all(|x| *x == 0), "nothing is written");
 }
+
+/// A service keeps the device types in shared state and across `.await`s: they must be Send and Sync.
+#[test]
+fn device_types_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<DeviceDescale>();
+    send_sync::<DevicePrecision>();
+    send_sync::<DeviceTensors>();
+    send_sync::<DeviceWorkspace>();
+}
