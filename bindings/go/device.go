@@ -32,7 +32,9 @@ type DeviceTensors struct {
 	WorkspaceBytes    uint64
 }
 
-// ForwardDevice launches one causal attention on the current CUDA device, asynchronous on stream.
+// ForwardDevice launches one causal attention on the current CUDA device, asynchronous on stream. The
+// current device belongs to the OS thread, and goroutines move between threads: with several GPUs, lock the
+// goroutine to its thread (runtime.LockOSThread) and set the device there (cudaSetDevice) before calling.
 // Nothing here can check device memory, so the caller guarantees: every address spans the shape in its
 // layout on the current device and stays allocated until the launch completes; nothing writes the
 // inputs or reads out and lse until then; out and lse overlap nothing; stream is 0 or a live stream.
