@@ -30,7 +30,7 @@
 #endif
 
 #define ZYFA_VERSION_MAJOR 0
-#define ZYFA_VERSION_MINOR 1
+#define ZYFA_VERSION_MINOR 2
 #define ZYFA_VERSION_PATCH 0
 /* One integer that grows with every release: major * 10000 + minor * 100 + patch. */
 #define ZYFA_VERSION (ZYFA_VERSION_MAJOR * 10000 + ZYFA_VERSION_MINOR * 100 + ZYFA_VERSION_PATCH)

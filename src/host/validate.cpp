@@ -168,8 +168,8 @@ zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int
 // here instead of moving an old layout's size with it.
 static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8, "zyfa's descriptor layouts are those of LP64 hosts");
 constexpr size_t kAttnDescV1Size = 304;  // 0.1.0: up to v_descale
-constexpr size_t kAttnDescV2Size = 312;  // up to p_rounding and its padding (reserved0)
-constexpr size_t kAttnDescV3Size = 328;  // up to workspace_bytes
+constexpr size_t kAttnDescV2Size = 312;  // up to p_rounding and its padding (reserved0), before 0.2.0
+constexpr size_t kAttnDescV3Size = 328;  // 0.2.0: up to workspace_bytes
 static_assert(offsetof(zyfa_attn_desc, p_rounding) == kAttnDescV1Size, "p_rounding starts where layout 1 ended");
 static_assert(offsetof(zyfa_attn_desc, workspace) == kAttnDescV2Size, "the workspace starts where layout 2 ended");
 static_assert(sizeof(zyfa_attn_desc) == kAttnDescV3Size, "a field appended: add its layout's size here");

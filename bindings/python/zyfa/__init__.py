@@ -11,7 +11,7 @@ from .api import (flash_attn_func, flash_attn_kvpacked_func, flash_attn_qkvpacke
                   fp8_quantize)
 from .errors import Status, ZyfaError, ZyfaRuntimeError, ZyfaValueError
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "HEADER_VERSION", "Status", "ZyfaError", "ZyfaRuntimeError", "ZyfaValueError", "flash_attn_func",

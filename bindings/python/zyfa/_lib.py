@@ -11,7 +11,7 @@ import threading
 from . import _abi
 from .errors import error_for
 
-LIBRARY_NAMES = ("libzyfa.so", "libzyfa.so.0")
+LIBRARY_NAMES = ("libzyfa.so", "libzyfa.so.0.2")  # the soname carries the minor below 1.0
 
 _lock = threading.Lock()
 _library = None

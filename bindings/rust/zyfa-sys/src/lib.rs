@@ -9,7 +9,7 @@ use core::mem::size_of;
 use core::ptr;
 
 pub const ZYFA_VERSION_MAJOR: c_int = 0;
-pub const ZYFA_VERSION_MINOR: c_int = 1;
+pub const ZYFA_VERSION_MINOR: c_int = 2;
 pub const ZYFA_VERSION_PATCH: c_int = 0;
 /// major * 10000 + minor * 100 + patch, as the header's ZYFA_VERSION.
 pub const ZYFA_VERSION: c_int = ZYFA_VERSION_MAJOR * 10000 + ZYFA_VERSION_MINOR * 100 + ZYFA_VERSION_PATCH;
