@@ -9,7 +9,7 @@ import (
 // The plan cache's counters, its bound and a refused capacity, on any machine (host calls build no plans).
 func TestPlanCacheStatsCapacityAndClear(t *testing.T) {
 	before, err := GetPlanCacheStats()
-	if err != nil || before.Entries > before.Capacity {
+	if err != nil || before.Capacity < 1 { // Entries may pass Capacity: plans captured graphs use are pinned
 		t.Fatalf("stats %+v, %v", before, err)
 	}
 	defer SetPlanCacheCapacity(before.Capacity)

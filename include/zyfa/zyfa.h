@@ -284,7 +284,11 @@ typedef struct zyfa_plan_cache_stats {
 #define ZYFA_PLAN_CACHE_STATS_INIT {sizeof(zyfa_plan_cache_stats), 0, 0, 0, 0, 0, 0}
 
 ZYFA_API zyfa_status zyfa_plan_cache_get_stats(zyfa_plan_cache_stats *stats);
-/* Bounds the cache (least recently used plans go first); capacity >= 1. Default 64. */
+/* Bounds the cache (least recently used plans go first); capacity >= 1. Default 64. A plan that a call under
+ * CUDA-graph capture used is pinned: a graph may launch it at any time, so it is never evicted and it counts
+ * in entries beyond the capacity, until zyfa_plan_cache_clear. Plans are built under the cache's lock: a
+ * thread's first call of a new shape (an allocation, an upload and a stream synchronization) holds up other
+ * threads' calls until it is done; prepare the shapes a service expects at start-up. */
 ZYFA_API zyfa_status zyfa_plan_cache_set_capacity(uint64_t capacity);
 /* Frees every plan and its device memory, also those that captured CUDA graphs hold: destroy such graphs
  * first. Plans and loaded kernels belong to the context current at the call that built them, and each

