@@ -286,9 +286,9 @@ typedef struct zyfa_plan_cache_stats {
 ZYFA_API zyfa_status zyfa_plan_cache_get_stats(zyfa_plan_cache_stats *stats);
 /* Bounds the cache (least recently used plans go first); capacity >= 1. Default 64. A plan that a call under
  * CUDA-graph capture used is pinned: a graph may launch it at any time, so it is never evicted and it counts
- * in entries beyond the capacity, until zyfa_plan_cache_clear. Plans are built under the cache's lock: a
- * thread's first call of a new shape (an allocation, an upload and a stream synchronization) holds up other
- * threads' calls until it is done; prepare the shapes a service expects at start-up. */
+ * in entries beyond the capacity, until zyfa_plan_cache_clear. The first call of a new shape builds its plan
+ * (an allocation, an upload and a stream synchronization) while other threads' calls of other shapes go on;
+ * calls of the same shape wait for that build. Prepare the shapes a service expects at start-up. */
 ZYFA_API zyfa_status zyfa_plan_cache_set_capacity(uint64_t capacity);
 /* Frees every plan and its device memory, also those that captured CUDA graphs hold: destroy such graphs
  * first. Plans and loaded kernels belong to the context current at the call that built them, and each

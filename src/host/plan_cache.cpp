@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -248,6 +250,10 @@ struct PlanCache::Impl {
   EntryList lru;     // unpinned plans, most recently used first
   EntryList pinned;  // plans a captured graph may hold: never evicted
   std::unordered_map<CacheKey, Slot, CacheKeyHash> index;
+  // Keys whose plan a thread is building now, without the lock (an upload and a stream synchronization):
+  // callers of other shapes go on meanwhile, callers of the same one wait on `built` for it.
+  std::unordered_set<CacheKey, CacheKeyHash> building;
+  std::condition_variable built;
   uint64_t hits = 0, misses = 0, evictions = 0;
 
   uint64_t entries() const { return lru.size() + pinned.size(); }
@@ -359,18 +365,22 @@ zyfa_status PlanCache::acquire(const PlanKey &key, GridShape shape, bool may_bui
   }
   const CacheKey cache_key{key, shape.ctas_per_sm, shape.heads_per_job, shape.max_walkers, shape.tile_rows};
   EntryList evicted;  // declared before the lock: dropped after it is released
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto found = impl_->index.find(cache_key);
-  if (found != impl_->index.end()) {
-    ++impl_->hits;
-    Slot &slot = found->second;
-    if (!slot.pinned) {
-      EntryList &destination = pin ? impl_->pinned : impl_->lru;
-      destination.splice(destination.begin(), impl_->lru, slot.entry);
-      slot.pinned = pin;
+  std::unique_lock<std::mutex> lock(impl_->mutex);
+  for (;;) {
+    auto found = impl_->index.find(cache_key);
+    if (found != impl_->index.end()) {
+      ++impl_->hits;
+      Slot &slot = found->second;
+      if (!slot.pinned) {
+        EntryList &destination = pin ? impl_->pinned : impl_->lru;
+        destination.splice(destination.begin(), impl_->lru, slot.entry);
+        slot.pinned = pin;
+      }
+      *plan = slot.entry->plan;
+      return ZYFA_STATUS_SUCCESS;
     }
-    *plan = slot.entry->plan;
-    return ZYFA_STATUS_SUCCESS;
+    if (impl_->building.count(cache_key) == 0) break;
+    impl_->built.wait(lock);  // another thread builds this plan: take it (or, if that build failed, try ours)
   }
   ++impl_->misses;
   if (!may_build) {
@@ -379,8 +389,14 @@ zyfa_status PlanCache::acquire(const PlanKey &key, GridShape shape, bool may_bui
                 "the stream is being captured: call zyfa_attn_prepare with this descriptor before capturing",
                 (long long)key.batch, (long long)key.nheads, (long long)key.nheads_k, (long long)key.seqlen);
   }
+  impl_->building.insert(cache_key);
+  lock.unlock();
   EntryList built;
-  if (zyfa_status s = impl_->build(cache_key, &built)) return s;
+  const zyfa_status status = impl_->build(cache_key, &built);
+  lock.lock();
+  impl_->building.erase(cache_key);
+  impl_->built.notify_all();
+  if (status != ZYFA_STATUS_SUCCESS) return status;
   impl_->index.emplace(cache_key, Slot{built.begin(), pin});  // iterators stay valid across the splice
   EntryList &destination = pin ? impl_->pinned : impl_->lru;
   destination.splice(destination.begin(), built);

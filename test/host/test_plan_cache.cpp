@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -213,6 +214,11 @@ struct FakeLedger {
   std::map<void *, std::vector<const void *>> in_flight;  // per stream, the tables of unfinished launches
   int64_t uploads = 0, releases = 0, live_bytes = 0, records = 0, events_created = 0, events_destroyed = 0;
   std::atomic<bool> fail_uploads{false}, fail_records{false};
+  // One upload made while hold_next_upload is set waits inside the fake until release_upload(): a build that
+  // takes a long time (uploads_held says when it is waiting).
+  std::atomic<bool> hold_next_upload{false}, upload_released{false};
+  std::atomic<int> uploads_held{0};
+  void release_upload() { upload_released = true; }
   std::atomic<int> multiprocessors{132};
 
   int64_t count_uploads() { std::lock_guard<std::mutex> l(mutex); return uploads; }
@@ -250,6 +256,10 @@ class HostDeviceMemory final : public DeviceMemory {
 
   void *upload(const Place &, const void *host, size_t bytes) override {
     if (ledger_->fail_uploads) return nullptr;
+    if (ledger_->hold_next_upload.exchange(false)) {
+      ++ledger_->uploads_held;
+      while (!ledger_->upload_released) std::this_thread::yield();
+    }
     void *p = std::malloc(bytes);
     if (p == nullptr) return nullptr;
     std::memcpy(p, host, bytes);
@@ -858,6 +868,40 @@ TEST_F(PlanCacheTest, ConcurrentLookupsShareOneTablePerKey) {
   EXPECT_EQ(s.entries, uint64_t(kKeys));
   EXPECT_EQ(s.evictions, 0u);
   EXPECT_EQ(ledger->count_uploads(), kKeys);
+}
+
+// A build takes an upload and a stream synchronization: while one thread builds a plan, other shapes' calls
+// (a hit and another build) go on, and a call of the same shape waits for that plan instead of building its own.
+TEST_F(PlanCacheTest, ABuildHoldsUpOnlyCallsOfItsOwnShape) {
+  auto cache = make_cache(8);
+  const PlanKey slow = key_of(4096, 1, 8, 2), cached = key_of(1000), fresh = key_of(2000, 2);
+  const std::shared_ptr<const Plan> cached_plan = get(*cache, cached);
+  ledger->hold_next_upload = true;
+  std::shared_ptr<const Plan> slow_plan, waiter_plan;
+  std::thread builder([&] { slow_plan = get(*cache, slow); });
+  while (ledger->uploads_held.load() == 0) std::this_thread::yield();
+  // Run while the slow build waits: if the cache held its lock through the build they could not return, so
+  // they run on a thread of their own and the test gives them 10 s before it fails (and lets the build go).
+  std::atomic<bool> others_done{false};
+  std::thread others([&] {
+    EXPECT_EQ(get(*cache, cached).get(), cached_plan.get());
+    EXPECT_TRUE(get(*cache, fresh));
+    others_done = true;
+  });
+  for (int i = 0; i < 10000 && !others_done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(others_done.load()) << "a hit and another shape's build waited for a build of their own";
+  std::thread waiter([&] { waiter_plan = get(*cache, slow); });  // the same shape: waits for the build
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ledger->release_upload();
+  builder.join();
+  others.join();
+  waiter.join();
+  ASSERT_TRUE(slow_plan);
+  EXPECT_EQ(waiter_plan.get(), slow_plan.get()) << "the waiting call took the plan the first one built";
+  EXPECT_EQ(ledger->count_uploads(), 3) << "one upload per shape";
+  const zyfa_plan_cache_stats s = stats_of(*cache);
+  EXPECT_EQ(s.misses, 3u);
+  EXPECT_EQ(s.hits, 2u);
 }
 
 TEST_F(PlanCacheTest, ConcurrentLookupsWithEvictionKeepCountsConsistent) {
