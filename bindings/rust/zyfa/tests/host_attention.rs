@@ -170,3 +170,50 @@ fn quantize_round_trips_within_one_e4m3_step() {
         assert!((back - s).abs() <= s.abs() / 16.0 + f64::from(descale) * 2f64.powi(-10), "{s} -> {back}");
     }
 }
+
+/// A contiguous BSHD tensor copied into rows of `row` elements (its seq stride), a gap after each token's
+/// heads; the buffer and its strides.
+fn padded(x: &[u16], shape: &Shape, heads: usize, dim: usize, row: usize) -> (Vec<u16>, zyfa::Strides) {
+    let tokens = shape.batch * shape.seqlen;
+    let mut y = vec![0u16; tokens * row];
+    for t in 0..tokens {
+        y[t * row..][..heads * dim].copy_from_slice(&x[t * heads * dim..][..heads * dim]);
+    }
+    (y, zyfa::Strides { batch: (shape.seqlen * row) as i64, seq: row as i64, head: dim as i64 })
+}
+
+/// The strided layout (padded rows) gives BSHD's bits, and a slice one element short of a strided span is
+/// refused before the call.
+#[test]
+fn bf16_strided_layout_gives_bshd_bits_and_spans_are_checked() {
+    let shape = Shape { batch: 2, seqlen: 37, nheads: 4, nheads_k: 2, d_qk: 128, d_v: 128 };
+    let rng = &mut Rng::fresh("bf16_strided");
+    let (q, k, v) = (rng.bf16_tensor(shape.q_len(), 1.0), rng.bf16_tensor(shape.k_len(), 1.0), rng.bf16_tensor(shape.v_len(), 1.0));
+    let mut want = vec![POISON_BF16; shape.out_len()];
+    let mut want_lse = vec![f32::NAN; shape.lse_len()];
+    shape.attention().forward_host_bf16(&q, &k, &v, &mut want, Some(&mut want_lse)).expect("BSHD");
+
+    const PAD: usize = 8; // 16 bytes: the strides stay 16-byte granular
+    let (hq, hk, d) = (shape.nheads, shape.nheads_k, shape.d_qk);
+    let (qs, q_strides) = padded(&q, &shape, hq, d, hq * d + PAD);
+    let (ks, k_strides) = padded(&k, &shape, hk, d, hk * d + PAD);
+    let (vs, v_strides) = padded(&v, &shape, hk, d, hk * d + 2 * PAD);
+    let (mut outs, out_strides) = padded(&vec![0u16; shape.out_len()], &shape, hq, d, hq * d + PAD);
+    let attn = zyfa::Attention::builder()
+        .shape(shape.batch as i64, shape.seqlen as i64)
+        .heads(hq as i64, hk as i64)
+        .layout(Layout::Strided { q: q_strides, k: k_strides, v: v_strides, out: out_strides })
+        .build();
+    let mut lse = vec![f32::NAN; shape.lse_len()];
+    attn.forward_host_bf16(&qs, &ks, &vs, &mut outs, Some(&mut lse)).expect("strided");
+    let row = out_strides.seq as usize;
+    let got: Vec<u16> = (0..shape.batch * shape.seqlen).flat_map(|t| outs[t * row..][..hq * d].to_vec()).collect();
+    assert_eq!(got, want, "strided output differs from BSHD");
+    assert_eq!(lse, want_lse, "strided LSE differs from BSHD");
+
+    // v's span ends at its last element, not at batch * its batch stride.
+    let span = (shape.batch - 1) * v_strides.batch as usize + (shape.seqlen - 1) * v_strides.seq as usize + (hk - 1) * d + d;
+    let short = attn.forward_host_bf16(&qs, &ks, &vs[..span - 1], &mut outs, None);
+    assert!(short.is_err(), "v one element short of its span was accepted");
+    attn.forward_host_bf16(&qs, &ks, &vs[..span], &mut outs, None).expect("v exactly its span");
+}
