@@ -1,4 +1,4 @@
-// zyfa.hpp: a thin header-only C++17 layer over the C ABI of zyfa.h. It adds a descriptor builder, an
+// zyfa.hpp: a thin header-only C++17 layer over the C ABI of zyfa.h. It adds descriptor builders, an
 // exception type that carries the status and the library's message, and nothing else: every call is
 // one C call, and the C descriptor stays reachable (desc()) for code that wants it.
 //
@@ -138,11 +138,50 @@ class Attention {
   zyfa_attn_desc d_;
 };
 
+// A builder over zyfa_quantize_desc: BF16 rows to FP8 e4m3 with one power-of-two descale per tensor.
+//
+//   zyfa::Quantize(n_rows, 128).rotation(ZYFA_ROTATION_HADAMARD, seed).buffers(src, dst, descale).run(stream);
+class Quantize {
+ public:
+  Quantize(int64_t n_rows, int64_t dim) : d_(ZYFA_QUANTIZE_DESC_INIT) {
+    d_.n_rows = n_rows;
+    d_.dim = dim;
+  }
+  Quantize &row_stride(int64_t elements) {
+    d_.row_stride = elements;
+    return *this;
+  }
+  Quantize &rotation(zyfa_rotation rotation, uint64_t seed) {
+    d_.rotation = rotation;
+    d_.rotation_seed = seed;
+    return *this;
+  }
+  Quantize &buffers(const void *src, void *dst, float *descale) {
+    d_.src = src;
+    d_.dst = dst;
+    d_.descale = descale;
+    return *this;
+  }
+
+  const zyfa_quantize_desc &desc() const { return d_; }
+
+  void run(void *stream = nullptr) const { check(zyfa_quantize_fp8(&d_, stream)); }
+  void run_host() const { check(zyfa_quantize_fp8_host(&d_)); }
+  [[nodiscard]] zyfa_status try_run(void *stream = nullptr) const noexcept { return zyfa_quantize_fp8(&d_, stream); }
+
+ private:
+  zyfa_quantize_desc d_;
+};
+
+// The plan cache (job tables per shape), shared by every thread of the process.
 inline zyfa_plan_cache_stats plan_cache_stats() {
   zyfa_plan_cache_stats stats = ZYFA_PLAN_CACHE_STATS_INIT;
   check(zyfa_plan_cache_get_stats(&stats));
   return stats;
 }
+inline void plan_cache_set_capacity(uint64_t capacity) { check(zyfa_plan_cache_set_capacity(capacity)); }
+// Not while a call that uses a plan may still run, nor while a captured graph that holds one may be launched.
+inline void plan_cache_clear() { check(zyfa_plan_cache_clear()); }
 
 // True when the loaded libzyfa.so is the version this header describes.
 inline bool library_matches_header() noexcept { return zyfa_version() == ZYFA_VERSION; }

@@ -1,7 +1,9 @@
 // The header-only C++ layer: the builder fills the C descriptor, errors throw zyfa::Error with the
-// status and the library's message, and a host call through it matches the same call through the C ABI.
+// status and the library's message, and host calls through it (attention, quantize) match the same calls
+// through the C ABI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -87,6 +89,43 @@ TEST(CppLayer, HostCallMatchesTheCAbi) {
     ASSERT_TRUE(std::isfinite(zyfa::numerics::bf16_value(x)));
   }
   EXPECT_TRUE(zyfa::library_matches_header());
+}
+
+TEST(CppLayer, QuantizeMatchesTheCAbi) {
+  const int64_t rows = 33, dim = 128;
+  ZYFA_TRACED_SEED(seed);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<uint16_t> src(rows * dim);
+  for (auto &x : src) x = zyfa::numerics::bf16_bits(normal(rng));
+  std::vector<uint8_t> dst_cpp(rows * dim, 0x7f), dst_c(rows * dim, 0x7f);  // 0x7f: an e4m3 NaN, never written
+  float descale_cpp = -1.0f, descale_c = -1.0f;
+  zyfa::Quantize(rows, dim).rotation(ZYFA_ROTATION_HADAMARD, seed).buffers(src.data(), dst_cpp.data(), &descale_cpp)
+      .run_host();
+  zyfa_quantize_desc desc = ZYFA_QUANTIZE_DESC_INIT;
+  desc.src = src.data(), desc.dst = dst_c.data(), desc.descale = &descale_c;
+  desc.n_rows = rows, desc.dim = dim, desc.rotation = ZYFA_ROTATION_HADAMARD, desc.rotation_seed = seed;
+  ASSERT_EQ(zyfa_quantize_fp8_host(&desc), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  EXPECT_EQ(dst_cpp, dst_c);
+  EXPECT_EQ(descale_cpp, descale_c);
+  EXPECT_GT(descale_cpp, 0.0f);
+  EXPECT_EQ(std::count(dst_cpp.begin(), dst_cpp.end(), uint8_t(0x7f)), 0) << "an element was not written";
+  try {
+    zyfa::Quantize(rows, 100).rotation(ZYFA_ROTATION_HADAMARD, seed).buffers(src.data(), dst_cpp.data(), &descale_cpp)
+        .run_host();
+    ADD_FAILURE() << "a rotated quantize of dim 100 did not throw";
+  } catch (const zyfa::Error &e) {
+    EXPECT_EQ(e.status(), ZYFA_STATUS_UNSUPPORTED_HEAD_DIM);
+  }
+}
+
+TEST(CppLayer, PlanCacheCapacity) {
+  const uint64_t before = zyfa::plan_cache_stats().capacity;
+  zyfa::plan_cache_set_capacity(5);
+  EXPECT_EQ(zyfa::plan_cache_stats().capacity, 5u);
+  EXPECT_THROW(zyfa::plan_cache_set_capacity(0), zyfa::Error);
+  zyfa::plan_cache_set_capacity(before);
+  zyfa::plan_cache_clear();
 }
 
 }  // namespace
