@@ -390,12 +390,22 @@ zyfa_status PlanCache::acquire(const PlanKey &key, GridShape shape, bool may_bui
                 (long long)key.batch, (long long)key.nheads, (long long)key.nheads_k, (long long)key.seqlen);
   }
   impl_->building.insert(cache_key);
+  // However the build ends (a status, or an exception such as bad_alloc on its way to the API's guard), the
+  // key leaves `building` under the lock and the callers waiting for it wake: none waits forever.
+  struct BuildingMark {
+    Impl &impl;
+    const CacheKey &key;
+    std::unique_lock<std::mutex> &lock;
+    ~BuildingMark() {
+      if (!lock.owns_lock()) lock.lock();
+      impl.building.erase(key);
+      impl.built.notify_all();
+    }
+  } mark{*impl_, cache_key, lock};
   lock.unlock();
   EntryList built;
   const zyfa_status status = impl_->build(cache_key, &built);
   lock.lock();
-  impl_->building.erase(cache_key);
-  impl_->built.notify_all();
   if (status != ZYFA_STATUS_SUCCESS) return status;
   impl_->index.emplace(cache_key, Slot{built.begin(), pin});  // iterators stay valid across the splice
   EntryList &destination = pin ? impl_->pinned : impl_->lru;
