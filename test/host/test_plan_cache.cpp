@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <random>
 #include <string>
 #include <thread>
@@ -218,6 +219,7 @@ struct FakeLedger {
   // takes a long time (uploads_held says when it is waiting).
   std::atomic<bool> hold_next_upload{false}, upload_released{false};
   std::atomic<int> uploads_held{0};
+  std::atomic<bool> throw_next_upload{false};  // the next upload throws std::bad_alloc, as an allocation may
   void release_upload() { upload_released = true; }
   std::atomic<int> multiprocessors{132};
 
@@ -256,6 +258,7 @@ class HostDeviceMemory final : public DeviceMemory {
 
   void *upload(const Place &, const void *host, size_t bytes) override {
     if (ledger_->fail_uploads) return nullptr;
+    if (ledger_->throw_next_upload.exchange(false)) throw std::bad_alloc();
     if (ledger_->hold_next_upload.exchange(false)) {
       ++ledger_->uploads_held;
       while (!ledger_->upload_released) std::this_thread::yield();
@@ -902,6 +905,26 @@ TEST_F(PlanCacheTest, ABuildHoldsUpOnlyCallsOfItsOwnShape) {
   const zyfa_plan_cache_stats s = stats_of(*cache);
   EXPECT_EQ(s.misses, 3u);
   EXPECT_EQ(s.hits, 2u);
+}
+
+// A build that throws (the API's guard turns it into a status) leaves no mark behind: the next call of the
+// shape builds it instead of waiting for a build that ended.
+TEST_F(PlanCacheTest, ABuildThatThrowsLeavesTheShapeBuildable) {
+  auto cache = make_cache(4);
+  const PlanKey key = key_of(3000, 1, 4, 2);
+  ledger->throw_next_upload = true;
+  std::shared_ptr<const Plan> plan;
+  EXPECT_THROW(cache->acquire(key, 1, /*may_build=*/true, /*pin=*/false, &plan), std::bad_alloc);
+  std::atomic<bool> done{false};
+  std::thread retry([&] {
+    plan = get(*cache, key);
+    done = true;
+  });
+  for (int i = 0; i < 10000 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(done.load()) << "the next call of the shape waits for the build that threw";
+  retry.join();
+  EXPECT_TRUE(plan);
+  EXPECT_EQ(ledger->count_uploads(), 1);
 }
 
 TEST_F(PlanCacheTest, ConcurrentLookupsWithEvictionKeepCountsConsistent) {
