@@ -30,16 +30,7 @@ func TestWorkspaceSizeAndAShortWorkspaceIsRefused(t *testing.T) {
 		addr(unsafe.Pointer(&kv[0])), addr(unsafe.Pointer(&out[0]))
 	fp8.Workspace = (addr(unsafe.Pointer(&scratch[0])) + 255) &^ 255
 	fp8.WorkspaceBytes = bytes - 1
-	err = a.ForwardDevice(fp8, 0)
-	var zerr *Error
-	if !errors.Is(err, ErrBadArgument) || !errors.As(err, &zerr) || !strings.Contains(zerr.Message, "workspace_bytes") {
-		t.Fatalf("got %v, want ErrBadArgument naming workspace_bytes", err)
-	}
-	for i, x := range out {
-		if x != 0 {
-			t.Fatalf("a refused call wrote out[%d]", i)
-		}
-	}
+	expectRefused(t, a.ForwardDevice(fp8, 0), ErrBadArgument, "workspace_bytes", out)
 }
 
 // Descales given with FP8 left false reach the library, which refuses them before any device is touched:
@@ -53,10 +44,16 @@ func TestDescalesWithoutFP8AreRefused(t *testing.T) {
 	tensors := DeviceTensors{Q: addr(unsafe.Pointer(&q[0])), K: addr(unsafe.Pointer(&kv[0])),
 		V: addr(unsafe.Pointer(&kv[0])), Out: addr(unsafe.Pointer(&out[0])),
 		QDescale: DeviceDescale{Value: 1}, KDescale: DeviceDescale{Value: 1}, VDescale: DeviceDescale{Value: 1}}
-	err := a.ForwardDevice(tensors, 0)
+	expectRefused(t, a.ForwardDevice(tensors, 0), ErrFP8FieldWithBF16, "q_descale", out)
+}
+
+// expectRefused fails unless err is the typed error `want` whose message names `field`, and out (zeroed
+// before the call) is still all zeros: a refused call writes nothing.
+func expectRefused(t *testing.T, err error, want Status, field string, out []uint16) {
+	t.Helper()
 	var zerr *Error
-	if !errors.Is(err, ErrFP8FieldWithBF16) || !errors.As(err, &zerr) || !strings.Contains(zerr.Message, "q_descale") {
-		t.Fatalf("got %v, want ErrFP8FieldWithBF16 naming q_descale", err)
+	if !errors.Is(err, want) || !errors.As(err, &zerr) || !strings.Contains(zerr.Message, field) {
+		t.Fatalf("got %v, want %v naming %s", err, want, field)
 	}
 	for i, x := range out {
 		if x != 0 {
