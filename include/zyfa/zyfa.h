@@ -62,8 +62,8 @@ typedef enum zyfa_status {
                                            * buffer overlap even where no element is shared */
   ZYFA_STATUS_BAD_DESCALE = 12,           /* an FP8 descale is missing, of an unknown kind, not a positive normal
                                            * float, a device descale not on 4 bytes or with a negative stride, or
-                                           * host descales whose scores or outputs overflow float on the largest
-                                           * e4m3 inputs (448) */
+                                           * host descales under which the largest e4m3 inputs (448) would
+                                           * overflow the float scores or the BF16 output */
   ZYFA_STATUS_FP8_FIELD_WITH_BF16 = 13,   /* an FP8-only field (a descale, p_rounding) set with BF16 inputs */
   ZYFA_STATUS_NOT_CAUSAL = 14,            /* causal must be 1: only causal attention is implemented */
   ZYFA_STATUS_SIZE_OVERFLOW = 15,         /* a count or byte offset overflows 64 bits, or an extent or the job count

@@ -139,7 +139,7 @@ std::string Interpreter::grid_dependency_ok(uintptr_t addr, size_t bytes, bool w
   if (waited) return "";
   for (const Region &r : regions_)
     if (r.preceding_grid_output && addr < r.end && addr + bytes > r.begin)
-      return std::string(what) + " reads memory a preceding grid writes before this thread's griddepcontrol.wait";
+      return std::string(what) + " touches memory a preceding grid writes before this thread's griddepcontrol.wait";
   return "";
 }
 
@@ -326,7 +326,8 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         if (dst % 16 != 0 || size_t(dst) + 16 > smem_.size()) return "cp.async destination outside shared memory";
         if (bytes != 0 && (src % 16 != 0 || !global_ok(src, bytes, false))) return "cp.async source outside every region";
         const bool waited = (w.grid_dependency_waited >> lane) & 1;
-        if (std::string e = grid_dependency_ok(src, bytes, waited, "cp.async"); !e.empty()) return e;
+        if (bytes != 0)  // a zero-fill copy reads nothing
+          if (std::string e = grid_dependency_ok(src, bytes, waited, "cp.async"); !e.empty()) return e;
         w.open_group[lane].push_back({dst, src, bytes});
       }
       break;
@@ -647,7 +648,8 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
             if (global) {
               if (!global_ok(uintptr_t(addr), n * elem, store)) return "global access outside every region";
               const bool waited = (w.grid_dependency_waited >> lane) & 1;
-              if (std::string e = grid_dependency_ok(uintptr_t(addr), n * elem, waited, "ld.global"); !e.empty())
+              const char *access = store ? "st.global" : "ld.global";
+              if (std::string e = grid_dependency_ok(uintptr_t(addr), n * elem, waited, access); !e.empty())
                 return e;
               mem = reinterpret_cast<uint8_t *>(uintptr_t(addr));
             } else {

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 #include "host/error.hpp"
@@ -157,7 +158,13 @@ class CudaDeviceMemory final : public DeviceMemory {
       cudaGetLastError();
       return nullptr;
     }
-    owners_.record(ptr, place.context);
+    try {
+      owners_.record(ptr, place.context);
+    } catch (const std::bad_alloc &) {  // the record's map could not grow: the table is not handed out
+      cudaFree(ptr);
+      cudaGetLastError();
+      return nullptr;
+    }
     return ptr;
   }
   void release(const Place &place, void *ptr) override {

@@ -251,9 +251,9 @@ struct PlanCache::Impl {
   EntryList pinned;  // plans a captured graph may hold: never evicted
   std::unordered_map<CacheKey, Slot, CacheKeyHash> index;
   // Keys whose plan a thread is building now, without the lock (an upload and a stream synchronization):
-  // callers of other shapes go on meanwhile, callers of the same one wait on `built` for it.
+  // callers of other shapes go on meanwhile, callers of the same one wait on `build_done` for it.
   std::unordered_set<CacheKey, CacheKeyHash> building;
-  std::condition_variable built;
+  std::condition_variable build_done;
   uint64_t hits = 0, misses = 0, evictions = 0;
 
   uint64_t entries() const { return lru.size() + pinned.size(); }
@@ -302,13 +302,13 @@ struct PlanCache::Impl {
                   (long long)table.size(), (long long)grid);
     }
     const int64_t n_jobs = int64_t(table.size());
-    TrackedPlan *plan = new (std::nothrow) TrackedPlan;
+    // Owned here until the shared_ptr below takes it: an upload that throws must not leak it.
+    std::unique_ptr<TrackedPlan> plan(new (std::nothrow) TrackedPlan);
     if (plan == nullptr) return fail(ZYFA_STATUS_OUT_OF_MEMORY, "plan cache: no host memory for a plan");
     const uint64_t bytes = uint64_t(n_jobs) * sizeof(Job);
     const Place place{k.device, k.context};
     void *device_table = backing->memory->upload(place, table.data(), bytes);
     if (device_table == nullptr) {
-      delete plan;
       return fail(ZYFA_STATUS_OUT_OF_MEMORY,
                   "plan cache: could not upload the job table of %lld jobs (%llu bytes) to device %d",
                   (long long)n_jobs, (unsigned long long)bytes, k.device);
@@ -321,7 +321,7 @@ struct PlanCache::Impl {
     plan->schedule.grid = int32_t(grid);
     plan->schedule.heads_per_job = key.heads_per_job;
     // From here the shared_ptr owns the table; if it cannot allocate its control block it defers it.
-    std::shared_ptr<const Plan> owned(plan, DeferTable{backing});
+    std::shared_ptr<const Plan> owned(plan.release(), DeferTable{backing});
     built->push_back(Entry{key, std::move(owned)});
     return ZYFA_STATUS_SUCCESS;
   }
@@ -380,7 +380,8 @@ zyfa_status PlanCache::acquire(const PlanKey &key, GridShape shape, bool may_bui
       return ZYFA_STATUS_SUCCESS;
     }
     if (impl_->building.count(cache_key) == 0) break;
-    impl_->built.wait(lock);  // another thread builds this plan: take it (or, if that build failed, try ours)
+    // Another thread builds this plan: take it when it is done (or, if that build failed, build ours).
+    impl_->build_done.wait(lock);
   }
   ++impl_->misses;
   if (!may_build) {
@@ -399,7 +400,7 @@ zyfa_status PlanCache::acquire(const PlanKey &key, GridShape shape, bool may_bui
     ~BuildingMark() {
       if (!lock.owns_lock()) lock.lock();
       impl.building.erase(key);
-      impl.built.notify_all();
+      impl.build_done.notify_all();
     }
   } mark{*impl_, cache_key, lock};
   lock.unlock();

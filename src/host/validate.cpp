@@ -354,19 +354,22 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
   }
   if (fp8) {
     // e4m3 bounds every input by 448, so the largest score is the scale times 448^2 d_qk, and the largest
-    // output 448 v_descale: descales whose extreme inputs would overflow float are refused here rather than
-    // turned into inf or NaN outputs on those inputs.
+    // output 448 v_descale. Descales under which those overflow the kernels' arithmetic (the float score,
+    // its reference max rounded up to 1/8, the BF16 output) are refused. This bounds the descales, not the
+    // inputs: scores whose magnitude passes about 2^22 (log2 units) are beyond the numerics anyway
+    // (numerics.h), far above any attention's.
+    constexpr double kLargestBf16 = 3.3895313892515355e38;  // 0x7f7f
     const double largest_score = double(score_scale) * p.q_descale.value * p.k_descale.value *
                                  double(numerics::kE4m3Max) * numerics::kE4m3Max * double(d.d_qk);
-    if (largest_score > double(std::numeric_limits<float>::max())) {
+    if (largest_score > double(std::numeric_limits<float>::max()) / 8) {
       return fail(ZYFA_STATUS_BAD_DESCALE,
                   "desc->q_descale.value * desc->k_descale.value = %g * %g: the score of two 448-valued rows (d_qk "
-                  "= %lld) times softmax_scale * log2(e) = %g overflows float",
+                  "= %lld) times softmax_scale * log2(e) = %g overflows float (with 8x headroom)",
                   (double)p.q_descale.value, (double)p.k_descale.value, (long long)d.d_qk, (double)score_scale);
     }
-    if (double(p.v_descale.value) * numerics::kE4m3Max > double(std::numeric_limits<float>::max())) {
+    if (double(p.v_descale.value) * numerics::kE4m3Max > kLargestBf16) {
       return fail(ZYFA_STATUS_BAD_DESCALE, "desc->v_descale.value = %g: times 448, the largest e4m3 value, it "
-                  "overflows float", (double)p.v_descale.value);
+                  "overflows the BF16 output", (double)p.v_descale.value);
     }
   }
 

@@ -92,7 +92,7 @@ TEST(TmaHazards, CopyingAPrecedingGridsOutputWithoutTheDependencyWaitFails) {
   Order order;
   order.grid_dependency_wait = false;
   const std::string e = run(order, true);
-  EXPECT_NE(e.find("TMA reads memory a preceding grid writes before this thread's griddepcontrol.wait"),
+  EXPECT_NE(e.find("TMA touches memory a preceding grid writes before this thread's griddepcontrol.wait"),
             std::string::npos) << e;
 }
 

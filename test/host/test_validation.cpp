@@ -177,10 +177,11 @@ std::vector<InvalidCase> invalid_cases() {
          fp8(d);
          d.q_descale.value = d.k_descale.value = 1e17f;
        }},
-      {"fp8_v_descale_overflows_the_output", ZYFA_STATUS_BAD_DESCALE, "v_descale.value = 1e+36",
+      // 448 * 7.6e35 is a finite float (3.4e38) but above BF16's largest value (3.39e38).
+      {"fp8_v_descale_overflows_the_bf16_output", ZYFA_STATUS_BAD_DESCALE, "v_descale.value = 7.6e+35",
        [fp8](auto &d, auto &) {
          fp8(d);
-         d.v_descale.value = 1e36f;
+         d.v_descale.value = 7.6e35f;
        }},
       // The offset of q's last element is exactly INT64_MAX: one past it overflows.
       {"stride_end_overflows", ZYFA_STATUS_SIZE_OVERFLOW, "desc->q: its size in bytes overflows",

@@ -16,9 +16,11 @@ def test_set_capacity_bounds_the_cache_and_zero_is_refused():
     try:
         zyfa.plan_cache.set_capacity(7)
         assert zyfa.plan_cache.stats()["capacity"] == 7
-        with pytest.raises(zyfa.ZyfaValueError) as info:
-            zyfa.plan_cache.set_capacity(0)
-        assert info.value.status is zyfa.Status.BAD_ARGUMENT and "capacity" in info.value.message
+        for bad in (0, -1, 2**64 + 5):  # the last two would wrap in ctypes' uint64
+            with pytest.raises(zyfa.ZyfaValueError) as info:
+                zyfa.plan_cache.set_capacity(bad)
+            assert info.value.status is zyfa.Status.BAD_ARGUMENT and "capacity" in info.value.message
+        assert zyfa.plan_cache.stats()["capacity"] == 7
     finally:
         zyfa.plan_cache.set_capacity(before)
 
