@@ -77,7 +77,10 @@ typedef enum zyfa_status {
   ZYFA_STATUS_NOT_PREPARED = 21,          /* a call under stream capture needs a plan that zyfa_attn_prepare builds first */
   ZYFA_STATUS_BAD_ARGUMENT = 22,          /* any other argument out of range (quantize sizes, cache capacity,
                                              p_rounding, a workspace_bytes below zyfa_attn_workspace_size) */
-  ZYFA_STATUS_INTERNAL = 23               /* a bug in zyfa: please report it with zyfa_last_error() */
+  ZYFA_STATUS_INTERNAL = 23,              /* a bug in zyfa: please report it with zyfa_last_error() */
+  /* Never returned. It keeps every status a later version may add a valid value of this type (in C++ too)
+   * and the enum int-sized; treat a status you do not know as an error (zyfa_status_string names it). */
+  ZYFA_STATUS_MAX_ENUM = 0x7fffffff
 } zyfa_status;
 
 /* A static string naming the status, e.g. "ZYFA_STATUS_BAD_DTYPE: unknown input dtype". Never NULL. */
@@ -97,13 +100,15 @@ ZYFA_API int zyfa_version(void);
  * replaced, so a NaN in k reaches only the rows that attend to its key, as one in q reaches its own row.) */
 typedef enum zyfa_dtype {
   ZYFA_DTYPE_BF16 = 0,      /* q, k, v in bfloat16 */
-  ZYFA_DTYPE_FP8_E4M3 = 1   /* q, k, v in float8 e4m3 (OCP, finite, max 448), one descale per tensor */
+  ZYFA_DTYPE_FP8_E4M3 = 1,  /* q, k, v in float8 e4m3 (OCP, finite, max 448), one descale per tensor */
+  ZYFA_DTYPE_MAX_ENUM = 0x7fffffff  /* never valid: keeps the field int-sized */
 } zyfa_dtype;
 
 typedef enum zyfa_layout {
   ZYFA_LAYOUT_BSHD = 0,     /* (batch, seqlen, heads, dim), contiguous */
   ZYFA_LAYOUT_BHSD = 1,     /* (batch, heads, seqlen, dim), contiguous */
-  ZYFA_LAYOUT_STRIDED = 2   /* the strides fields below, in elements; the dim is always contiguous */
+  ZYFA_LAYOUT_STRIDED = 2,  /* the strides fields below, in elements; the dim is always contiguous */
+  ZYFA_LAYOUT_MAX_ENUM = 0x7fffffff  /* never valid: keeps the field int-sized */
 } zyfa_layout;
 
 /* Strides in elements of one tensor of shape (batch, seqlen, heads, dim). Read only with ZYFA_LAYOUT_STRIDED. */
@@ -116,7 +121,8 @@ typedef struct zyfa_strides {
 typedef enum zyfa_descale_kind {
   ZYFA_DESCALE_NONE = 0,    /* BF16 only */
   ZYFA_DESCALE_HOST = 1,    /* `value`, a host float */
-  ZYFA_DESCALE_DEVICE = 2   /* `ptr`, float32 in device memory (host memory for zyfa_attn_fwd_host), read by the kernel */
+  ZYFA_DESCALE_DEVICE = 2,  /* `ptr`, float32 in device memory (host memory for zyfa_attn_fwd_host), read by the kernel */
+  ZYFA_DESCALE_MAX_ENUM = 0x7fffffff  /* never valid: keeps the field int-sized */
 } zyfa_descale_kind;
 
 /* How FP8 attention rounds the softmax probabilities P to e4m3 (numerics: src/kernels/numerics.h).
@@ -129,7 +135,7 @@ typedef enum zyfa_p_rounding {
   ZYFA_P_ROUNDING_DEFAULT = 0,  /* lean P at d_qk = 128, exact P at d_qk = 192 */
   ZYFA_P_ROUNDING_LEAN = 1,     /* lean P at either head dim */
   ZYFA_P_ROUNDING_EXACT = 2,    /* exact P at either head dim */
-  ZYFA_P_ROUNDING_SPLIT = 3     /* split P at either head dim: P = P_hi + P_lo, P_hi exact P and P_lo the
+  ZYFA_P_ROUNDING_SPLIT = 3,    /* split P at either head dim: P = P_hi + P_lo, P_hi exact P and P_lo the
                                    e4m3 of its residual, two P V products into one accumulator; much less
                                    P rounding error than exact P, at the cost of a second P V product.
                                    Output error 0.09-0.11x exact P's (1.6-1.7e-3 on std-1 Gaussians, S =
@@ -140,6 +146,7 @@ typedef enum zyfa_p_rounding {
                                    <= 2^31 - 513; a problem outside that (which the other kernels would
                                    take) is ZYFA_STATUS_BAD_ARGUMENT naming p_rounding and the field.
                                    zyfa_attn_fwd_host takes any layout. */
+  ZYFA_P_ROUNDING_MAX_ENUM = 0x7fffffff  /* never valid: keeps the field int-sized */
 } zyfa_p_rounding;
 
 /* The factor that maps an FP8 tensor back to its original range. A device descale is one element
@@ -241,7 +248,8 @@ ZYFA_API zyfa_status zyfa_attn_fwd_host(const zyfa_attn_desc *desc);
 /* ---------------------------------------------------------------- FP8 quantization */
 typedef enum zyfa_rotation {
   ZYFA_ROTATION_NONE = 0,
-  ZYFA_ROTATION_HADAMARD = 1    /* random-sign Hadamard (d = 128), or 3-point DCT x 64-point Hadamard (d = 192) */
+  ZYFA_ROTATION_HADAMARD = 1,  /* random-sign Hadamard (d = 128), or 3-point DCT x 64-point Hadamard (d = 192) */
+  ZYFA_ROTATION_MAX_ENUM = 0x7fffffff  /* never valid: keeps the field int-sized */
 } zyfa_rotation;
 
 typedef struct zyfa_quantize_desc {

@@ -70,6 +70,11 @@ std::vector<InvalidCase> invalid_cases() {
        [](auto &d, auto &) { d.struct_size = kNewerStructSize; }},
       {"dtype", ZYFA_STATUS_BAD_DTYPE, "dtype = 7", [](auto &d, auto &) { d.dtype = zyfa_dtype(7); }},
       {"layout", ZYFA_STATUS_BAD_LAYOUT, "layout = 9", [](auto &d, auto &) { d.layout = zyfa_layout(9); }},
+      // The sentinels that keep the enums int-sized are no values.
+      {"dtype_max_enum", ZYFA_STATUS_BAD_DTYPE, "dtype = 2147483647",
+       [](auto &d, auto &) { d.dtype = ZYFA_DTYPE_MAX_ENUM; }},
+      {"layout_max_enum", ZYFA_STATUS_BAD_LAYOUT, "layout = 2147483647",
+       [](auto &d, auto &) { d.layout = ZYFA_LAYOUT_MAX_ENUM; }},
       {"head_dim_64", ZYFA_STATUS_UNSUPPORTED_HEAD_DIM, "(64, 128)", [](auto &d, auto &) { d.d_qk = 64; }},
       {"head_dim_192_192", ZYFA_STATUS_UNSUPPORTED_HEAD_DIM, "(192, 192)",
        [](auto &d, auto &) { d.d_qk = d.d_v = 192; }},
@@ -331,6 +336,7 @@ TEST(Validation, StatusStringsNameTheirStatus) {
     EXPECT_GT(text.size(), std::strlen(e.prefix)) << "a description follows the name";
   }
   EXPECT_NE(std::string(zyfa_status_string(zyfa_status(999))).find("UNKNOWN"), std::string::npos);
+  EXPECT_NE(std::string(zyfa_status_string(ZYFA_STATUS_MAX_ENUM)).find("UNKNOWN"), std::string::npos);
 }
 
 TEST(Validation, VersionMatchesHeader) { EXPECT_EQ(zyfa_version(), ZYFA_VERSION); }
