@@ -54,11 +54,17 @@ zyfa_status tensor_extent_bytes(const TensorSpec &t, int64_t batch, int64_t seql
   for (int i = 0; i < 3; ++i) {
     int64_t term = 0;
     if (mul_overflows(extents[i] - 1, strides[i], &term) || add_overflows(last, term, &last)) {
-      return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: the offset of its last element overflows 64 bits", t.name);
+      return fail(ZYFA_STATUS_SIZE_OVERFLOW,
+                  "desc->%s: the offset of its last element overflows 64 bits (extents %lld, %lld, %lld; strides "
+                  "%lld, %lld, %lld elements)",
+                  t.name, (long long)extents[0], (long long)extents[1], (long long)extents[2],
+                  (long long)strides[0], (long long)strides[1], (long long)strides[2]);
     }
   }
   if (add_overflows(last, 1, &last) || mul_overflows(last, t.element_bytes, bytes)) {
-    return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: its size in bytes overflows 64 bits", t.name);
+    return fail(ZYFA_STATUS_SIZE_OVERFLOW,
+                "desc->%s: its size in bytes overflows 64 bits (%lld elements from first to last, %lld bytes each)",
+                t.name, (long long)last, (long long)t.element_bytes);
   }
   return ZYFA_STATUS_SUCCESS;
 }
@@ -99,7 +105,9 @@ zyfa_status check_strides(const TensorSpec &t, int64_t batch, int64_t seqlen, bo
                   (long long)covered);
     }
     if (mul_overflows(d.stride, d.extent, &covered)) {
-      return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: a stride times its extent overflows 64 bits", t.name);
+      return fail(ZYFA_STATUS_SIZE_OVERFLOW,
+                  "desc->%s: a stride of %lld elements times its extent %lld overflows 64 bits", t.name,
+                  (long long)d.stride, (long long)d.extent);
     }
   }
   return ZYFA_STATUS_SUCCESS;
@@ -454,8 +462,12 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
     if (!ranges[i].written) continue;
     for (int j = 0; j < n_ranges; ++j) {
       if (j != i && ranges[i].overlaps(ranges[j])) {
-        return fail(ZYFA_STATUS_ALIASED_OUTPUT, "desc->%s overlaps desc->%s: outputs must not alias any tensor",
-                    ranges[i].name, ranges[j].name);
+        return fail(ZYFA_STATUS_ALIASED_OUTPUT,
+                    "desc->%s overlaps desc->%s: bytes [%#llx, %#llx) and [%#llx, %#llx), each from its first "
+                    "element to one past its last; outputs must not alias any tensor",
+                    ranges[i].name, ranges[j].name, (unsigned long long)ranges[i].begin,
+                    (unsigned long long)ranges[i].end, (unsigned long long)ranges[j].begin,
+                    (unsigned long long)ranges[j].end);
       }
     }
   }
