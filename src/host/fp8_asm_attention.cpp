@@ -60,7 +60,6 @@ bool within_kernel_limits(const Problem &p) {
   return p.fp8() && p.seqlen <= kMaxSeqlen && p.nheads <= kMaxHeads && p.out_rows_in_chunks();
 }
 
-
 // Where a call writes V^T into a workspace: the pre-pass reads and writes V once, while the kernel's
 // transposition costs a fixed share of the attention's work (3-5% at long sequences), which grows with
 // group * seqlen per element of V. Measured on the H200 (bench/NOTES.md, session 16): 0.99x at gqa-d128 2K

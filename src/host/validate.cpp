@@ -354,18 +354,12 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
     return fail(ZYFA_STATUS_BAD_SOFTMAX_SCALE, "desc->softmax_scale = %g: times log2(e) it overflows float",
                 (double)d.softmax_scale);
   }
-  if (!std::isfinite(score_scale * p.q_descale.value * p.k_descale.value)) {
-    return fail(ZYFA_STATUS_BAD_DESCALE,
-                "desc->q_descale.value * desc->k_descale.value = %g * %g: times softmax_scale * log2(e) = %g the "
-                "score scale overflows float",
-                (double)p.q_descale.value, (double)p.k_descale.value, (double)score_scale);
-  }
   if (fp8) {
-    // e4m3 bounds every input by 448, so the largest score is the scale times 448^2 d_qk, and the largest
-    // output 448 v_descale. Descales under which those overflow the kernels' arithmetic (the float score,
-    // its reference max rounded up to 1/8, the BF16 output) are refused. This bounds the descales, not the
-    // inputs: scores whose magnitude passes about 2^22 (log2 units) are beyond the numerics anyway
-    // (numerics.h), far above any attention's.
+    // e4m3 bounds every input by 448, so the largest score is c times 448^2 d_qk (c itself overflowing is the
+    // extreme case), and the largest output 448 v_descale. Descales under which those overflow the kernels'
+    // arithmetic (the float score, its reference max rounded up to 1/8, the BF16 output) are refused. This
+    // bounds the descales, not the inputs: scores whose magnitude passes about 2^22 (log2 units) are beyond
+    // the numerics anyway (numerics.h), far above any attention's.
     constexpr double kLargestBf16 = 3.3895313892515355e38;  // 0x7f7f
     const double largest_score = double(score_scale) * p.q_descale.value * p.k_descale.value *
                                  double(numerics::kE4m3Max) * numerics::kE4m3Max * double(d.d_qk);
