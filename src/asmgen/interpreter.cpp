@@ -112,6 +112,8 @@ struct Interpreter::Warp {
   std::vector<uint32_t> wgmma_open_smem;
   std::deque<std::vector<uint32_t>> wgmma_committed_smem;
   uint64_t &r(Reg reg, int lane) { return regs[size_t(reg.id) * kWarpSize + size_t(lane)]; }
+  int thread(int lane) const { return index * kWarpSize + lane; }  // %tid.x of the lane
+  bool dependency_waited(int lane) const { return (grid_dependency_waited >> lane) & 1; }
   // Whether `lane` runs `in`: in the running mask, and its guard (if any) holds.
   bool active(const Instr &in, int lane) {
     if (((mask >> lane) & 1) == 0) return false;
@@ -243,7 +245,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
   }
   if (in.op == Op::kBarSync || in.op == Op::kBarArrive || in.op == Op::kMbarArrive || in.op == Op::kMbarExpectTx)
     for (int lane = 0; lane < kWarpSize; ++lane)
-      if (w.active(in, lane)) hand_over_unfenced(w.index * kWarpSize + lane);
+      if (w.active(in, lane)) hand_over_unfenced(w.thread(lane));
   switch (in.op) {
     case Op::kBarSync:
       if (in.src.empty()) break;  // the CTA's barrier 0, below
@@ -325,9 +327,9 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         if (bytes != 0 && bytes != 16) return "cp.async source size other than 0 or 16";
         if (dst % 16 != 0 || size_t(dst) + 16 > smem_.size()) return "cp.async destination outside shared memory";
         if (bytes != 0 && (src % 16 != 0 || !global_ok(src, bytes, false))) return "cp.async source outside every region";
-        const bool waited = (w.grid_dependency_waited >> lane) & 1;
         if (bytes != 0)  // a zero-fill copy reads nothing
-          if (std::string e = grid_dependency_ok(src, bytes, waited, "cp.async"); !e.empty()) return e;
+          if (std::string e = grid_dependency_ok(src, bytes, w.dependency_waited(lane), "cp.async"); !e.empty())
+            return e;
         w.open_group[lane].push_back({dst, src, bytes});
       }
       break;
@@ -347,7 +349,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
             if (std::string e = smem_writable(c.dst, 16, "cp.async"); !e.empty()) return e;
             std::memset(&smem_[c.dst], 0, 16);
             if (c.src_bytes) std::memcpy(&smem_[c.dst], reinterpret_cast<const void *>(c.src), c.src_bytes);
-            generic_write(w.index * kWarpSize + lane, c.dst, 16);
+            generic_write(w.thread(lane), c.dst, 16);
           }
           groups.erase(groups.begin());
         }
@@ -404,7 +406,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           std::memcpy(&smem_[size_t(row_addr[8 * m + lane / 4]) + size_t(4 * (lane % 4))], &v, 4);
         }
       for (int lane = 0; lane < kWarpSize; ++lane)
-        generic_write(w.index * kWarpSize + lane, size_t(row_addr[lane]), 16);
+        generic_write(w.thread(lane), size_t(row_addr[lane]), 16);
       break;
     }
     case Op::kMmaF16: {
@@ -647,16 +649,16 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
             uint8_t *mem;
             if (global) {
               if (!global_ok(uintptr_t(addr), n * elem, store)) return "global access outside every region";
-              const bool waited = (w.grid_dependency_waited >> lane) & 1;
               const char *access = store ? "st.global" : "ld.global";
-              if (std::string e = grid_dependency_ok(uintptr_t(addr), n * elem, waited, access); !e.empty())
+              if (std::string e = grid_dependency_ok(uintptr_t(addr), n * elem, w.dependency_waited(lane), access);
+                  !e.empty())
                 return e;
               mem = reinterpret_cast<uint8_t *>(uintptr_t(addr));
             } else {
               if (addr + n * elem > smem_.size()) return "shared access outside the allocation";
               if (store) {
                 if (std::string e = smem_writable(size_t(addr), n * elem, "st.shared"); !e.empty()) return e;
-                generic_write(w.index * kWarpSize + lane, size_t(addr), n * elem);
+                generic_write(w.thread(lane), size_t(addr), n * elem);
               } else if (std::string e = smem_landed(size_t(addr), n * elem, "ld.shared"); !e.empty()) {
                 return e;
               }
@@ -677,7 +679,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
           case Op::kReadSpecial: {
             uint64_t v = 0;
             switch (in.special) {
-              case Special::kTidX: v = uint64_t(w.index * kWarpSize + lane); break;
+              case Special::kTidX: v = uint64_t(w.thread(lane)); break;
               case Special::kCtaidX: v = uint64_t(cta); break;
               case Special::kNctaidX: v = uint64_t(grid); break;
               case Special::kSmemBase: v = 0; break;
@@ -951,7 +953,7 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
       break;
     case Op::kFenceProxyAsync:
       for (int lane = 0; lane < kWarpSize; ++lane)
-        if (active(lane)) fence_proxy_async(w.index * kWarpSize + lane);
+        if (active(lane)) fence_proxy_async(w.thread(lane));
       break;
     case Op::kWgmmaCommit:  // a group, empty or not, as PTX counts them
       w.wgmma_committed.push_back(std::move(w.wgmma_open));
@@ -1023,7 +1025,7 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
         int64_t coords[4];
         for (int i = 0; i < 4; ++i) coords[i] = as_signed(u32(in.src[size_t(2 + i)], lane), Type::kS32);
         const std::string e = tma_load(uint32_t(u32(in.src[0], lane)), map, coords, u32(in.src[6], lane),
-                                       (w.grid_dependency_waited >> lane) & 1);
+                                       w.dependency_waited(lane));
         if (!e.empty()) return e;
       }
       break;

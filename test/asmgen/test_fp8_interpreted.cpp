@@ -6,9 +6,10 @@
 // products complete when issued, but a product's registers and shared bytes stay its own until its wait, and
 // every mbarrier arrive lets the other warps run first, so a stage released before the wait on the products
 // that read it fails here (a TMA copy lands on their bytes); a TMA copy lands only when a warp waits on its
-// mbarrier (or nothing else can move), so a read that skips the stage's full barrier fails too. What they
-// cannot see is the rest of the hardware's behaviour (the proxy fences, griddepcontrol, timing); the GPU
-// tests check that.
+// mbarrier (or nothing else can move), so a read that skips the stage's full barrier fails too; shared bytes
+// threads wrote need a fence.proxy.async before the barrier that hands them to a wgmma, and the workspace of
+// the variants that overlap the pre-pass is readable only after griddepcontrol.wait. What they cannot see is
+// the rest of the hardware's behaviour (timing, the real instruction results); the GPU tests check that.
 #include <gtest/gtest.h>
 
 #include <algorithm>
