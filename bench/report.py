@@ -102,18 +102,23 @@ def throughput_table(d, dtype, mode, inputs, std, value=tflops_of, what=THROUGHP
     return "\n".join(out) + "\n"
 
 
-def throughput_tables(records, mode, value=tflops_of, what=THROUGHPUT):
-    """One table per dtype and input distribution, the protocol's std-0.1 Gaussian first; with `value`
-    another number of the same records (clock_of: the SM clock while they ran), rows without it left out."""
-    rs = [r for r in records if r["mode"] == mode and value(r) is not None]
+def by_dtype_and_distribution(rs):
+    """(dtype, inputs, std, records) for each dtype and input distribution that has records, BF16 first and
+    the protocol's std-0.1 Gaussian first."""
     dist = lambda r: (r["inputs"], round(r.get("input_std") or 0, 3))  # noqa: E731
-    tables = []
     for dtype in order({r["dtype"] for r in rs}, ["bf16", "fp8"]):
         for inputs, std in sorted({dist(r) for r in rs}, key=protocol_first):
             d = [r for r in rs if r["dtype"] == dtype and dist(r) == (inputs, std)]
             if d:
-                tables.append(throughput_table(d, dtype, mode, inputs, std, value, what))
-    return "\n".join(tables)
+                yield dtype, inputs, std, d
+
+
+def throughput_tables(records, mode, value=tflops_of, what=THROUGHPUT):
+    """One table per dtype and input distribution, the protocol's std-0.1 Gaussian first; with `value`
+    another number of the same records (clock_of: the SM clock while they ran), rows without it left out."""
+    rs = [r for r in records if r["mode"] == mode and value(r) is not None]
+    return "\n".join(throughput_table(d, dtype, mode, inputs, std, value, what)
+                     for dtype, inputs, std, d in by_dtype_and_distribution(rs))
 
 
 def clock_table(records):
@@ -304,35 +309,32 @@ def ratio_tables(records):
     zyfa run of the same device call (the nearest in time where there are two), else zyfa from another call,
     marked †. zyfa's runs with an explicit P rounding are not peers and not the library's default."""
     rs = [r for r in records if r["mode"] == "kernel" and r.get("tflops")]
-    dist = lambda r: (r["inputs"], round(r.get("input_std") or 0, 3))  # noqa: E731
     tables = []
-    for dtype in order({r["dtype"] for r in rs}, ["bf16", "fp8"]):
-        for inputs, std in sorted({dist(r) for r in rs}, key=protocol_first):
-            d = [r for r in rs if r["dtype"] == dtype and dist(r) == (inputs, std)]
-            zyfas = [r for r in d if r["impl"] in ZYFA_IMPLS and not r.get("p_rounding")]
-            cells = defaultdict(dict)
-            for peer in (r for r in d if r["impl"] not in ZYFA_IMPLS):
-                mine = [z for z in zyfas if family_of(z) == family_of(peer) and z["seqlen"] == peer["seqlen"]]
-                together = [z for z in mine if same_call(z, peer)]
-                if together:
-                    z, mark = min(together, key=lambda z: abs((measured_at(z) or 0) - (measured_at(peer) or 0))), ""
-                elif mine:
-                    z, mark = min(mine, key=lambda z: ZYFA_IMPLS.index(z["impl"])), "†"
-                else:
-                    continue
-                cells[(family_of(peer), impl_label(peer))][peer["seqlen"]] = f"{z['tflops'] / peer['tflops']:.2f}{mark}"
-            if not cells:
+    for dtype, inputs, std, d in by_dtype_and_distribution(rs):
+        zyfas = [r for r in d if r["impl"] in ZYFA_IMPLS and not r.get("p_rounding")]
+        cells = defaultdict(dict)
+        for peer in (r for r in d if r["impl"] not in ZYFA_IMPLS):
+            mine = [z for z in zyfas if family_of(z) == family_of(peer) and z["seqlen"] == peer["seqlen"]]
+            together = [z for z in mine if same_call(z, peer)]
+            if together:
+                z, mark = min(together, key=lambda z: abs((measured_at(z) or 0) - (measured_at(peer) or 0))), ""
+            elif mine:
+                z, mark = min(mine, key=lambda z: ZYFA_IMPLS.index(z["impl"])), "†"
+            else:
                 continue
-            seqlens = sorted({s for row in cells.values() for s in row})
-            out = [f"**{dtype.upper()}, kernel mode, {inputs} inputs (std {std:g}): zyfa's TFLOP/s over each peer's** "
-                   "(zyfa from the peer's own device call; † from another call)\n",
-                   "| shape | ratio | " + " | ".join(f"S={seqlen_label(s)}" for s in seqlens) + " |",
-                   "| --- | --- | " + " | ".join("---:" for _ in seqlens) + " |"]
-            for fam in order({k[0] for k in cells}, FAMILY_ORDER):
-                for peer in order({k[1] for k in cells if k[0] == fam}, LABEL_ORDER):
-                    row = cells[(fam, peer)]
-                    out.append(f"| {fam} | zyfa / {peer} | " + " | ".join(row.get(s, "—") for s in seqlens) + " |")
-            tables.append("\n".join(out) + "\n")
+            cells[(family_of(peer), impl_label(peer))][peer["seqlen"]] = f"{z['tflops'] / peer['tflops']:.2f}{mark}"
+        if not cells:
+            continue
+        seqlens = sorted({s for row in cells.values() for s in row})
+        out = [f"**{dtype.upper()}, kernel mode, {inputs} inputs (std {std:g}): zyfa's TFLOP/s over each peer's** "
+               "(zyfa from the peer's own device call; † from another call)\n",
+               "| shape | ratio | " + " | ".join(f"S={seqlen_label(s)}" for s in seqlens) + " |",
+               "| --- | --- | " + " | ".join("---:" for _ in seqlens) + " |"]
+        for fam in order({k[0] for k in cells}, FAMILY_ORDER):
+            for peer in order({k[1] for k in cells if k[0] == fam}, LABEL_ORDER):
+                row = cells[(fam, peer)]
+                out.append(f"| {fam} | zyfa / {peer} | " + " | ".join(row.get(s, "—") for s in seqlens) + " |")
+        tables.append("\n".join(out) + "\n")
     return "\n".join(tables)
 
 
