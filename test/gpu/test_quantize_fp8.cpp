@@ -20,7 +20,6 @@
 
 namespace {
 
-using zyfa::test::cuda_message;
 using zyfa::test::DeviceBuffer;
 using zyfa::test::fresh_seed;
 using zyfa::test::kCodePoison;
@@ -68,7 +67,7 @@ void run_on_gpu(QuantizeCase &c, Launch how, GpuResult *result, uint8_t poison =
   ZYFA_ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   struct StreamGuard {
     cudaStream_t s;
-    ~StreamGuard() { EXPECT_EQ(cuda_message("cudaStreamDestroy", cudaStreamDestroy(s)), ""); }
+    ~StreamGuard() { ZYFA_EXPECT_CUDA(cudaStreamDestroy(s)); }
   } stream_guard{stream};
   if (how == Launch::kStream) {
     ASSERT_EQ(zyfa_quantize_fp8(&d, stream), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
