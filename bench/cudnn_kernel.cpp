@@ -160,11 +160,13 @@ class CudnnKernel final : public Kernel {
     fe_check(graph_.check_support(handle_), "check_support");
   }
 
-  // cuDNN 9.19's FP8 plans fault at d_qk = 192, d_v = 128 (H100, 2026-12-06, tools/device/probe_cudnn_fp8_d192.sh):
-  // eng2_k24=32 (kernel sdpa_sm90_flash_fprop_wgmma_f8_knob_32_64x256x256) writes past its own shared memory
-  // under compute-sanitizer memcheck, and "eng2" (the fallback heuristics' engine 2 with its default knobs,
-  // tried once eng2_k24=32 is left out) hits an illegal address as well; eng2_k24=7 ran clean under memcheck. The faults are inside cuDNN's kernels, not in this graph's buffers, and one poisons
-  // the CUDA context for the rest of the process, so at that shape only the plans seen clean are timed.
+  // cuDNN 9.19's FP8 plans fault at d_qk = 192, d_v = 128 (H100, 2026-12-06,
+  // tools/device/probe_cudnn_fp8_d192.sh): eng2_k24=32 (kernel sdpa_sm90_flash_fprop_wgmma_f8_knob_32_64x256x256)
+  // writes past its own shared memory under compute-sanitizer memcheck, and "eng2" (the fallback heuristics'
+  // engine 2 with its default knobs, tried once eng2_k24=32 is left out) hits an illegal address as well;
+  // eng2_k24=7 ran clean under memcheck. The faults are inside cuDNN's kernels, not in this graph's buffers,
+  // and one poisons the CUDA context for the rest of the process, so at that shape only the plans seen clean
+  // are timed.
   // ZYFA_BENCH_TRY_CUDNN_FP8_DQK_NE_DV=1 times every plan anyway, for the probe.
   bool skip_unverified(const std::string &plan_name) const {
     static const char *const kCleanPlans[] = {"eng2_k24=7"};

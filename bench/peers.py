@@ -9,9 +9,10 @@ here: for every case the zyfa_bench binary writes its tensors (--mode=dump), so 
 BF16 values, FP8 codes and descales that zyfa and cuDNN get (and, for the accuracy study, the same
 sampled rows and fp64 reference).
 
-Protocol (as zyfa_bench's): kernel mode warms each peer up, then times at least `repeats` rounds (whole rotations) of back-to-back
-calls between CUDA events, the peer order rotating by one each round, the GPU idling before long cases;
-the record keeps the median round. Sustained mode: idle, 1 s back to back untimed, >= 3 s timed.
+Protocol (as zyfa_bench's): kernel mode warms each peer up, then times at least `repeats` rounds (whole
+rotations) of back-to-back calls between CUDA events, the peer order rotating by one each round, the GPU
+idling before long cases; the record keeps the median round. Sustained mode: idle, 1 s back to back
+untimed, >= 3 s timed.
 
 Records follow bench/results' schema (impl, dtype, d_qk, d_v, batch, seqlen, nheads, nheads_k, inputs,
 mode, tflops, rel_rms_err, ...). A peer that cannot run a case gets a record with its error.

@@ -1,6 +1,7 @@
-// Kernel mode: for each case, every implementation is warmed up, then timed in at least `repeats` rounds (whole
-// rotations) whose kernel order rotates by one each round; the record keeps the median round. Sustained mode: after an
-// idle pause each implementation runs back to back for a warm-up and then for the timed seconds.
+// Kernel mode: for each case, every implementation is warmed up, then timed in at least `repeats` rounds
+// (whole rotations) whose kernel order rotates by one each round; the record keeps the median round.
+// Sustained mode: after an idle pause each implementation runs back to back for a warm-up and then for the
+// timed seconds.
 // Google Benchmark drives the runs (manual time = device time per call from CUDA events) and prints them.
 #include <benchmark/benchmark.h>
 

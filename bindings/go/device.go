@@ -19,9 +19,10 @@ type DeviceDescale struct {
 }
 
 // DeviceTensors are the device addresses of one call in the shape's layout; LSE may be 0. For FP8 set
-// FP8 and the three descales; a descale set without FP8 is refused (ErrFP8FieldWithBF16). Workspace (optional) is device scratch of WorkspaceBytes, at least
-// WorkspaceSize, 256-byte aligned, that makes long FP8 calls faster: the call writes V transposed into it
-// and its kernel copies that instead of transposing every V block (the same output bits).
+// FP8 and the three descales; a descale set without FP8 is refused (ErrFP8FieldWithBF16). Workspace
+// (optional) is device scratch of WorkspaceBytes, at least WorkspaceSize, 256-byte aligned, that makes long
+// FP8 calls faster: the call writes V transposed into it and its kernel copies that instead of transposing
+// every V block (the same output bits).
 type DeviceTensors struct {
 	Q, K, V, Out, LSE DevicePtr
 	FP8               bool

@@ -12,6 +12,7 @@ from torch._subclasses.fake_tensor import is_fake
 
 from . import _args, _desc, _lib, errors
 
+
 def _operand(t):
     """A (batch, seqlen, heads, dim) view the kernel can read in place, or a contiguous copy of it (the
     copy is freed in stream order, after the kernel that reads it)."""
