@@ -1,0 +1,164 @@
+//! The GPU path with real numbers: forward_device and Quantize::device on device memory, checked against
+//! fp64 and against the host path. Without a GPU each test says so and returns (ZYFA_REQUIRE_DEVICE=1
+//! makes that a failure).
+mod common;
+#[path = "common/cuda.rs"]
+mod cuda;
+
+use common::*;
+use cuda::{gpu_usable, DeviceBuffer};
+use zyfa::convert::e4m3_to_f32;
+use zyfa::{DeviceDescale, DevicePrecision, DeviceTensors, DeviceWorkspace, Quantize, Rotation};
+
+// As host_attention.rs: about 2.5x what the CPU backend measures on these inputs.
+const BF16_OUT_TOLERANCE: f64 = 5e-3;
+const BF16_LSE_TOLERANCE: f64 = 5e-3;
+const FP8_OUT_TOLERANCE: f64 = 7e-2;
+const FP8_LSE_TOLERANCE: f64 = 0.16;
+
+/// out and lse in device memory, poisoned (BF16 NaN, float NaN) so an element the call forgets shows.
+fn poisoned_outputs(shape: &Shape) -> (DeviceBuffer<u16>, DeviceBuffer<f32>) {
+    (DeviceBuffer::upload(&vec![POISON_BF16; shape.out_len()]), DeviceBuffer::upload(&vec![f32::NAN; shape.lse_len()]))
+}
+
+fn run(shape: &Shape, precision: DevicePrecision, q: *const std::ffi::c_void, k: *const std::ffi::c_void, v: *const std::ffi::c_void,
+       workspace: DeviceWorkspace) -> (Vec<u16>, Vec<f32>) {
+    let (out, lse) = poisoned_outputs(shape);
+    let tensors = DeviceTensors { q, k, v, out: out.as_mut_ptr(), lse: lse.as_mut_ptr().cast() };
+    // SAFETY: every pointer is device memory of the shape's size, alive until download() waits for the launch.
+    unsafe { shape.attention().forward_device_with_workspace(precision, &tensors, workspace, std::ptr::null_mut()) }
+        .expect("forward_device");
+    (out.download(), lse.download())
+}
+
+fn check_against(shape: &Shape, out: &[u16], lse: &[f32], want: &Reference, out_tolerance: f64, lse_tolerance: f64) {
+    let out_error = relative_rms_error(&bf16_values(out), &want.out);
+    let lse_error = max_abs_error(&lse.iter().map(|x| f64::from(*x)).collect::<Vec<_>>(), &want.lse);
+    eprintln!("{shape:?}: relative RMS error of out {out_error:.3e}, max LSE error {lse_error:.3e}");
+    assert!(out_error < out_tolerance, "out error {out_error:.3e} >= {out_tolerance:.1e}");
+    assert!(lse_error < lse_tolerance, "LSE error {lse_error:.3e} >= {lse_tolerance:.1e}");
+}
+
+fn quantize(src: &[u16], dim: usize) -> (Vec<u8>, f32) {
+    let mut codes = vec![0u8; src.len()];
+    let descale = Quantize::new((src.len() / dim) as i64, dim as i64).host(src, &mut codes).expect("host quantize");
+    (codes, descale)
+}
+
+/// Codes of a BSHD tensor with `heads` heads decoded with descale(b, h).
+fn decode(codes: &[u8], shape: &Shape, heads: usize, dim: usize, descale: impl Fn(usize, usize) -> f32) -> Vec<f64> {
+    codes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let row = i / dim; // (b * seqlen + s) * heads + h
+            f64::from(e4m3_to_f32(*c)) * f64::from(descale(row / (shape.seqlen * heads), row % heads))
+        })
+        .collect()
+}
+
+#[test]
+fn device_bf16_gqa_with_a_partial_tile_matches_fp64() {
+    if !gpu_usable("device_bf16_gqa") {
+        return;
+    }
+    let shape = Shape { batch: 2, seqlen: 197, nheads: 4, nheads_k: 2, d_qk: 192, d_v: 128 };
+    let mut rng = Rng::fresh("device_bf16_gqa");
+    let (q, k, v) = (rng.bf16_tensor(shape.q_len(), 1.0), rng.bf16_tensor(shape.k_len(), 1.0), rng.bf16_tensor(shape.v_len(), 1.0));
+    let (dq, dk, dv) = (DeviceBuffer::upload(&q), DeviceBuffer::upload(&k), DeviceBuffer::upload(&v));
+    let (out, lse) = run(&shape, DevicePrecision::Bf16, dq.as_ptr(), dk.as_ptr(), dv.as_ptr(), DeviceWorkspace::NONE);
+    let want = attention_fp64(&shape, &bf16_values(&q), &bf16_values(&k), &bf16_values(&v), 1.0 / 192f64.sqrt());
+    check_against(&shape, &out, &lse, &want, BF16_OUT_TOLERANCE, BF16_LSE_TOLERANCE);
+}
+
+/// Each descale form once, with different values per tensor and per (batch, kv head), so a descale read
+/// from the wrong tensor or element shows: q's one float in device memory, k's expanded to (batch,
+/// nheads_k) in device memory and stored head-major, v's a host value.
+#[test]
+fn device_fp8_descale_forms_match_fp64() {
+    if !gpu_usable("device_fp8_descales") {
+        return;
+    }
+    let shape = Shape { batch: 2, seqlen: 150, nheads: 4, nheads_k: 2, d_qk: 128, d_v: 128 };
+    let mut rng = Rng::fresh("device_fp8_descales");
+    let (q8, qs) = quantize(&rng.bf16_tensor(shape.q_len(), 1.0), 128);
+    let (k8, ks) = quantize(&rng.bf16_tensor(shape.k_len(), 1.0), 128);
+    let (v8, vs) = quantize(&rng.bf16_tensor(shape.v_len(), 0.5), 128);
+    let k_factor = |b: usize, hk: usize| [1.0f32, 2.0, 0.5, 1.5][b * shape.nheads_k + hk];
+    let mut k_stored = vec![0f32; shape.batch * shape.nheads_k]; // element hk * batch + b
+    for b in 0..shape.batch {
+        for hk in 0..shape.nheads_k {
+            k_stored[hk * shape.batch + b] = ks * k_factor(b, hk);
+        }
+    }
+    let (q_descale, k_descale) = (DeviceBuffer::upload(&[qs]), DeviceBuffer::upload(&k_stored));
+    let precision = DevicePrecision::Fp8 {
+        q_descale: DeviceDescale::Device { ptr: q_descale.as_ptr().cast(), batch_stride: 0, head_stride: 0 },
+        k_descale: DeviceDescale::Device { ptr: k_descale.as_ptr().cast(), batch_stride: 1, head_stride: shape.batch as i64 },
+        v_descale: DeviceDescale::Value(vs),
+    };
+    let (dq, dk, dv) = (DeviceBuffer::upload(&q8), DeviceBuffer::upload(&k8), DeviceBuffer::upload(&v8));
+    let (out, lse) = run(&shape, precision, dq.as_ptr(), dk.as_ptr(), dv.as_ptr(), DeviceWorkspace::NONE);
+    let want = attention_fp64(
+        &shape,
+        &decode(&q8, &shape, shape.nheads, 128, |_, _| qs),
+        &decode(&k8, &shape, shape.nheads_k, 128, |b, hk| ks * k_factor(b, hk)),
+        &decode(&v8, &shape, shape.nheads_k, 128, |_, _| vs),
+        1.0 / 128f64.sqrt(),
+    );
+    check_against(&shape, &out, &lse, &want, FP8_OUT_TOLERANCE, FP8_LSE_TOLERANCE);
+}
+
+/// A workspace changes where V^T comes from, not the output: the same bits with and without one.
+#[test]
+fn device_fp8_workspace_gives_the_same_bits() {
+    if !gpu_usable("device_fp8_workspace") {
+        return;
+    }
+    // (nheads / nheads_k) * seqlen keys of 8800: long enough for a workspace.
+    let shape = Shape { batch: 1, seqlen: 1100, nheads: 8, nheads_k: 1, d_qk: 128, d_v: 128 };
+    let mut rng = Rng::fresh("device_fp8_workspace");
+    let (q8, qs) = quantize(&rng.bf16_tensor(shape.q_len(), 1.0), 128);
+    let (k8, ks) = quantize(&rng.bf16_tensor(shape.k_len(), 1.0), 128);
+    let (v8, vs) = quantize(&rng.bf16_tensor(shape.v_len(), 1.0), 128);
+    let precision = DevicePrecision::Fp8 {
+        q_descale: DeviceDescale::Value(qs),
+        k_descale: DeviceDescale::Value(ks),
+        v_descale: DeviceDescale::Value(vs),
+    };
+    let bytes = shape.attention().workspace_size(precision).expect("workspace_size");
+    assert!(bytes > 0, "this shape should use a workspace");
+    let (dq, dk, dv) = (DeviceBuffer::upload(&q8), DeviceBuffer::upload(&k8), DeviceBuffer::upload(&v8));
+    let scratch = DeviceBuffer::<u8>::zeroed_len(bytes); // cuMemAlloc's memory is 256-byte aligned
+    let (without, without_lse) = run(&shape, precision, dq.as_ptr(), dk.as_ptr(), dv.as_ptr(), DeviceWorkspace::NONE);
+    let workspace = DeviceWorkspace { ptr: scratch.as_mut_ptr(), bytes };
+    let (with, with_lse) = run(&shape, precision, dq.as_ptr(), dk.as_ptr(), dv.as_ptr(), workspace);
+    assert!(bf16_values(&without).iter().all(|x| x.is_finite()), "unwritten outputs");
+    assert!(with == without, "the outputs differ with the workspace");
+    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert!(without_lse.iter().all(|x| x.is_finite()) && bits(&with_lse) == bits(&without_lse), "the LSE differs");
+}
+
+/// Quantize::device is bit-identical to Quantize::host, with a row stride and with the rotation; its
+/// descale lands in device memory.
+#[test]
+fn device_quantize_matches_host_bits() {
+    if !gpu_usable("device_quantize") {
+        return;
+    }
+    let mut rng = Rng::fresh("device_quantize");
+    let seed = rng.next_u64();
+    for qz in [
+        Quantize { row_stride: 160, ..Quantize::new(300, 128) },
+        Quantize { row_stride: 200, ..Quantize::new(77, 192) }.rotation(Rotation::Hadamard { seed }),
+    ] {
+        let src = rng.bf16_tensor(((qz.n_rows - 1) * qz.row_stride + qz.dim) as usize, 3.0);
+        let mut want = vec![0u8; (qz.n_rows * qz.dim) as usize];
+        let want_descale = qz.host(&src, &mut want).expect("host quantize");
+        let (dsrc, dst, descale) = (DeviceBuffer::upload(&src), DeviceBuffer::upload(&vec![0u8; want.len()]), DeviceBuffer::upload(&[f32::NAN]));
+        // SAFETY: src spans the strided rows, dst n_rows * dim bytes, descale one float; download() waits.
+        unsafe { qz.device(dsrc.as_ptr(), dst.as_mut_ptr(), descale.as_mut_ptr().cast(), std::ptr::null_mut()) }.expect("device quantize");
+        assert_eq!(descale.download()[0].to_bits(), want_descale.to_bits(), "{qz:?}: descale");
+        assert!(dst.download() == want, "{qz:?}: the codes differ from the host's");
+    }
+}
