@@ -133,6 +133,10 @@ class Attention {
     return zyfa_attn_prepare(&d_, stream);
   }
   [[nodiscard]] zyfa_status try_forward(void *stream = nullptr) const noexcept { return zyfa_attn_fwd(&d_, stream); }
+  // workspace_size() for a hot path that sizes its scratch per call: *bytes is left alone on a failure.
+  [[nodiscard]] zyfa_status try_workspace_size(size_t *bytes) const noexcept {
+    return zyfa_attn_workspace_size(&d_, bytes);
+  }
 
  private:
   zyfa_attn_desc d_;

@@ -48,6 +48,9 @@ TEST(CppLayer, WorkspaceSizeAndFields) {
   EXPECT_EQ(attn.workspace_size(), 0u);  // BF16
   attn.fp8(zyfa::Descale::host(1.0f), zyfa::Descale::host(1.0f), zyfa::Descale::host(1.0f));
   EXPECT_EQ(attn.workspace_size(), size_t(2 * 128 * 8192));
+  size_t bytes = 1;
+  ASSERT_EQ(attn.try_workspace_size(&bytes), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  EXPECT_EQ(bytes, size_t(2 * 128 * 8192));
   int scratch = 0;
   attn.workspace(&scratch, 12345);
   EXPECT_EQ(attn.desc().workspace, &scratch);
@@ -65,6 +68,10 @@ TEST(CppLayer, ErrorsThrowWithStatusAndMessage) {
     EXPECT_NE(std::string(e.what()).find("seqlen = 0"), std::string::npos) << e.what();
   }
   EXPECT_EQ(attn.try_forward(), ZYFA_STATUS_BAD_SHAPE);
+  size_t bytes = 7;
+  EXPECT_EQ(attn.try_workspace_size(&bytes), ZYFA_STATUS_BAD_SHAPE);
+  EXPECT_EQ(bytes, 7u) << "a refused call writes nothing";
+  EXPECT_EQ(attn.try_prepare(), ZYFA_STATUS_BAD_SHAPE);
 }
 
 TEST(CppLayer, HostCallMatchesTheCAbi) {
