@@ -23,9 +23,12 @@ for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
         target = m["target"]
-        shutil.copy(m["executable"], ".carry-bindings/zyfa_rust_%s_%s.test" % (target["kind"][0], target["name"]))
+        crate = target["src_path"].split("/bindings/rust/")[1].split("/")[0]  # zyfa or zyfa-sys
+        shutil.copy(m["executable"], ".carry-bindings/rust_%s_%s_%s.test" % (crate, target["kind"][0], target["name"]))
 '
+# The ABI probe the Rust layout test compares its declarations with (it would compile one on the spot).
+cc -std=c99 -Iinclude bindings/abi_probe.c -o .carry-bindings/zyfa_abi_probe
 # Debug information is most of their size, and a call carries at most 64 MiB.
-strip --strip-debug .carry-bindings/*.test
+strip --strip-debug .carry-bindings/*.test .carry-bindings/zyfa_abi_probe
 echo "$(git rev-parse HEAD)$(git diff --quiet HEAD -- src include bindings || echo '+dirty')" > .carry-bindings/COMMIT
 ls .carry-bindings && du -sh .carry-bindings

@@ -6,9 +6,10 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 readonly CARRY=.carry-bindings
 echo "=== bindings at $(cat $CARRY/COMMIT)"
-export LD_LIBRARY_PATH="$PWD/$CARRY${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ZYFA_REQUIRE_DEVICE=1
+export LD_LIBRARY_PATH="$PWD/$CARRY${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ZYFA_REQUIRE_DEVICE=1 \
+  ZYFA_ABI_PROBE="$PWD/$CARRY/zyfa_abi_probe"
 status=0
-for program in "$CARRY"/zyfa_go.test "$CARRY"/zyfa_rust_*.test; do
+for program in "$CARRY"/zyfa_go.test "$CARRY"/rust_*.test; do
   [[ -x $program ]] || continue
   case $program in
     *_go.test) args=(-test.count=1 -test.v) ;;
@@ -18,7 +19,7 @@ for program in "$CARRY"/zyfa_go.test "$CARRY"/zyfa_rust_*.test; do
   timeout 300 "$program" "${args[@]}" > run.log 2>&1
   rc=$?
   echo "--- $(basename "$program"): exit $rc"
-  grep -E "^(--- (PASS|FAIL|SKIP)|ok|FAIL|PASS|test result|test .* FAILED|.*panicked|.*error)" run.log | grep -v "^--- PASS" | head -40
+  grep -E "^(--- (FAIL|SKIP)|ok|FAIL|PASS$|test result|test .* FAILED|thread .* panicked)" run.log | head -40
   grep -E "relative RMS error" run.log | head -20
   (( rc == 0 )) || grep -E "ZYFA_TEST_SEED" run.log | head -20  # to replay a failure
   (( rc == 0 )) || status=1
