@@ -7,15 +7,16 @@
 //
 //	if errors.Is(err, zyfa.ErrUnsupportedHeadDim) { ... }
 //
-// Building needs the header (found in this repository's include/) and libzyfa.so: set
-// CGO_LDFLAGS=-L<dir of libzyfa.so> unless it is on the linker's path, and LD_LIBRARY_PATH to run.
+// Building needs the header and libzyfa.so, found one of two ways (cgo_tree.go, cgo_pkgconfig.go):
+//   - in this repository: the header from its include/; set CGO_LDFLAGS=-L<dir of libzyfa.so> unless the
+//     library is on the linker's path;
+//   - vendored or copied elsewhere: build with -tags zyfa_pkgconfig, and pkg-config finds an installed
+//     zyfa (PKG_CONFIG_PATH=<prefix>/lib/pkgconfig).
+//
+// Either way, LD_LIBRARY_PATH (or the system's library path) finds libzyfa.so at run time.
 package zyfa
 
-/*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo LDFLAGS: -lzyfa
-#include "zyfa/zyfa.h"
-*/
+// #include "zyfa/zyfa.h"
 import "C"
 
 // HeaderVersion is the ZYFA_VERSION these bindings were written against.
