@@ -62,7 +62,7 @@ class Stream {
   Stream() { error_ = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); }
   ~Stream() {
     if (error_ == cudaSuccess) {
-      EXPECT_EQ(cuda_message("cudaStreamDestroy", cudaStreamDestroy(stream_)), "");
+      ZYFA_EXPECT_CUDA(cudaStreamDestroy(stream_));
     }
   }
   Stream(const Stream &) = delete;

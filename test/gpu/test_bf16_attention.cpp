@@ -249,23 +249,23 @@ TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
   }
   // Capture one launch into a graph, poison, replay.
   cudaStream_t stream = nullptr;
-  ASSERT_EQ(cuda_message("cudaStreamCreate", cudaStreamCreate(&stream)), "");
+  ZYFA_ASSERT_CUDA(cudaStreamCreate(&stream));
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cuda_message("cudaStreamBeginCapture", cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal)), "");
+  ZYFA_ASSERT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   const int launched = kernels::launch_bf16_attention(c.problem(), c.schedule(), stream);
-  ASSERT_EQ(cuda_message("cudaStreamEndCapture", cudaStreamEndCapture(stream, &graph)), "");
-  ASSERT_EQ(cuda_message("launch_bf16_attention under capture", launched), "");
-  ASSERT_EQ(cuda_message("cudaGraphInstantiate", cudaGraphInstantiate(&exec, graph, 0)), "");
+  ZYFA_ASSERT_CUDA(cudaStreamEndCapture(stream, &graph));
+  ZYFA_ASSERT_CUDA(launched);
+  ZYFA_ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   ASSERT_EQ(c.poison_device_outputs(), "");
-  ASSERT_EQ(cuda_message("cudaGraphLaunch", cudaGraphLaunch(exec, stream)), "");
-  ASSERT_EQ(cuda_message("cudaStreamSynchronize", cudaStreamSynchronize(stream)), "");
+  ZYFA_ASSERT_CUDA(cudaGraphLaunch(exec, stream));
+  ZYFA_ASSERT_CUDA(cudaStreamSynchronize(stream));
   ASSERT_EQ(c.download(), "");
   const bool graph_same = first.matches(h);
   EXPECT_TRUE(graph_same) << "graph replay";
-  EXPECT_EQ(cuda_message("cudaGraphExecDestroy", cudaGraphExecDestroy(exec)), "");
-  EXPECT_EQ(cuda_message("cudaGraphDestroy", cudaGraphDestroy(graph)), "");
-  EXPECT_EQ(cuda_message("cudaStreamDestroy", cudaStreamDestroy(stream)), "");
+  ZYFA_EXPECT_CUDA(cudaGraphExecDestroy(exec));
+  ZYFA_EXPECT_CUDA(cudaGraphDestroy(graph));
+  ZYFA_EXPECT_CUDA(cudaStreamDestroy(stream));
   std::printf("[bf16] %-36s seed %llu  %d calls after the first, %d differing bitwise;%s graph replay %s\n",
               sh.name().c_str(), (unsigned long long)seed, kRepeats, differing,
               pairs ? " one head per CTA identical;" : "", graph_same ? "identical" : "DIFFERS");
@@ -313,16 +313,14 @@ TEST(Bf16Routing, EvenGroupsPairTheirHeads) {
 TEST(Bf16Routing, AWholeGpuHoldsClustersOfTwo) {
   ZYFA_SKIP_WITHOUT_GPU();
   int device = 0, sms = 0;
-  ASSERT_EQ(cuda_message("cudaGetDevice", cudaGetDevice(&device)), "");
-  ASSERT_EQ(cuda_message("cudaDeviceGetAttribute",
-                         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)), "");
+  ZYFA_ASSERT_CUDA(cudaGetDevice(&device));
+  ZYFA_ASSERT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   Problem p = routable_problem();
   for (int64_t d : {128, 192}) {
     p.d_qk = d;
     for (int heads : {1, 2}) {
       int clusters = -1;
-      ASSERT_EQ(cuda_message("bf16_attention_max_active_clusters",
-                             kernels::bf16_attention_max_active_clusters(p, heads, &clusters)), "");
+      ZYFA_ASSERT_CUDA(kernels::bf16_attention_max_active_clusters(p, heads, &clusters));
       EXPECT_GE(clusters, sms / heads / 2) << "d_qk " << d << ", " << heads << " heads per job";
       EXPECT_LE(clusters, sms / heads) << "d_qk " << d << ", " << heads << " heads per job";
       std::printf("[bf16] d_qk %lld: %d clusters of %d CTAs at once on %d SMs\n", (long long)d, clusters, heads, sms);
@@ -391,10 +389,9 @@ TEST(Bf16LargeOffsets, BatchPastFourGiBRunsHere) {
     const size_t region = size_t(tensors[i]->storage_elements() / sh.batch) * kElem;
     ASSERT_EQ(bufs[i].allocate(size_t(kStride) * kElem * size_t(sh.batch - 1) + region), "");
     for (int64_t b = 0; b < sh.batch; ++b)
-      ASSERT_EQ(cuda_message("cudaMemcpy", cudaMemcpy(static_cast<uint8_t *>(bufs[i].get()) + size_t(b * kStride) * kElem,
-                                                     static_cast<const uint8_t *>(tensors[i]->data()) + size_t(b) * region,
-                                                     region, cudaMemcpyHostToDevice)),
-                "");
+      ZYFA_ASSERT_CUDA(cudaMemcpy(static_cast<uint8_t *>(bufs[i].get()) + size_t(b * kStride) * kElem,
+                                  static_cast<const uint8_t *>(tensors[i]->data()) + size_t(b) * region, region,
+                                  cudaMemcpyHostToDevice));
     refs[i]->ptr = bufs[i].get();
     refs[i]->batch_stride = kStride;
   }
@@ -408,10 +405,9 @@ TEST(Bf16LargeOffsets, BatchPastFourGiBRunsHere) {
   ASSERT_EQ(launch_and_wait(p, plan->schedule), "");
   const size_t out_region = size_t(h.out.storage_elements() / sh.batch) * kElem;
   for (int64_t b = 0; b < sh.batch; ++b)
-    ASSERT_EQ(cuda_message("cudaMemcpy", cudaMemcpy(static_cast<uint8_t *>(h.out.data()) + size_t(b) * out_region,
-                                                   static_cast<const uint8_t *>(bufs[3].get()) + size_t(b * kStride) * kElem,
-                                                   out_region, cudaMemcpyDeviceToHost)),
-              "");
+    ZYFA_ASSERT_CUDA(cudaMemcpy(static_cast<uint8_t *>(h.out.data()) + size_t(b) * out_region,
+                                static_cast<const uint8_t *>(bufs[3].get()) + size_t(b * kStride) * kElem, out_region,
+                                cudaMemcpyDeviceToHost));
   ASSERT_EQ(lse.download(h.lse.data(), h.lse.size() * sizeof(float)), "");
   EXPECT_TRUE(outputs_written(h));
   const ErrorStats out_err = compare_to_reference(h.out_values(), exact.out);

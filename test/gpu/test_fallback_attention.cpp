@@ -336,7 +336,7 @@ TEST_P(FallbackThroughTheApi, KvSharedAcrossBatchesMatchesFp64AndCpuBackend) {
     EXPECT_TRUE(kernels::fp8_asm_attention_supports(problem));
   }
   ASSERT_EQ(zyfa_attn_fwd(&desc, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-  ASSERT_EQ(cuda_message("cudaDeviceSynchronize after zyfa_attn_fwd", cudaDeviceSynchronize()), "");
+  ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
   ASSERT_EQ(dev.download_outputs(), "");
   expect_matches_fp64_and_cpu_backend(h, e, seed_, sh.fp8() ? "api, mma.sync" : "api, fallback");
 }

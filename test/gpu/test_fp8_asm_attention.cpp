@@ -366,7 +366,7 @@ TEST(Fp8AsmSplitRefusal, StrideTmaCannotMapIsBadArgumentAndWritesNothing) {
       EXPECT_NE(m.find("desc->p_rounding = ZYFA_P_ROUNDING_SPLIT"), std::string::npos) << m;
       EXPECT_NE(m.find("desc->k_strides.batch = 0"), std::string::npos) << m;
     }
-    ASSERT_EQ(cuda_message("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
+    ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
     ASSERT_EQ(dev.download_outputs(), "");
     const OutputCheck untouched = h.check_outputs();
     EXPECT_EQ(untouched.unwritten, sh.batch * sh.seqlen * sh.nheads * sh.d_v) << untouched.describe();
@@ -375,7 +375,7 @@ TEST(Fp8AsmSplitRefusal, StrideTmaCannotMapIsBadArgumentAndWritesNothing) {
 
     desc.p_rounding = ZYFA_P_ROUNDING_EXACT;
     ASSERT_EQ(zyfa_attn_fwd(&desc, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-    ASSERT_EQ(cuda_message("cudaDeviceSynchronize", cudaDeviceSynchronize()), "");
+    ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
     ASSERT_EQ(dev.download_outputs(), "");
     EXPECT_TRUE(h.check_outputs().ok()) << h.check_outputs().describe();
   }

@@ -90,7 +90,7 @@ TEST_P(Fp8VtWorkspace, SameBitsAsWithoutOneAndMatchesFp64) {
 
   DeviceBuffer workspace;
   ASSERT_EQ(workspace.allocate(bytes), "");
-  ASSERT_EQ(cuda_message("cudaMemset", cudaMemset(workspace.get(), kE4m3NaN, bytes)), "");
+  ZYFA_ASSERT_CUDA(cudaMemset(workspace.get(), kE4m3NaN, bytes));
   desc.workspace = workspace.get();
   desc.workspace_bytes = bytes;
   h.poison_outputs();
@@ -108,8 +108,8 @@ TEST_P(Fp8VtWorkspace, SameBitsAsWithoutOneAndMatchesFp64) {
 
   int differing = 0;  // each repeat over poisoned outputs and a NaN workspace: it writes V^T and every output again
   for (int i = 0; i < kRepeats; ++i) {
-    ASSERT_EQ(cuda_message("poison outputs", dev2.poison_outputs()), "");
-    ASSERT_EQ(cuda_message("cudaMemset", cudaMemset(workspace.get(), kE4m3NaN, bytes)), "");
+    ZYFA_ASSERT_CUDA(dev2.poison_outputs());
+    ZYFA_ASSERT_CUDA(cudaMemset(workspace.get(), kE4m3NaN, bytes));
     ASSERT_EQ(forward(dev2, desc2, nullptr), "");
     differing += !in_kernel.matches(h);
   }
@@ -149,29 +149,29 @@ TEST(Fp8VtWorkspaceGraph, ReplayMatchesTheDirectCall) {
   desc.workspace_bytes = bytes;
 
   cudaStream_t stream = nullptr;
-  ASSERT_EQ(cuda_message("cudaStreamCreate", cudaStreamCreate(&stream)), "");
+  ZYFA_ASSERT_CUDA(cudaStreamCreate(&stream));
   ASSERT_EQ(zyfa_attn_prepare(&desc, stream), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cuda_message("cudaStreamBeginCapture", cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal)), "");
+  ZYFA_ASSERT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   const zyfa_status captured = zyfa_attn_fwd(&desc, stream);
-  ASSERT_EQ(cuda_message("cudaStreamEndCapture", cudaStreamEndCapture(stream, &graph)), "");
+  ZYFA_ASSERT_CUDA(cudaStreamEndCapture(stream, &graph));
   ASSERT_EQ(captured, ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-  ASSERT_EQ(cuda_message("cudaGraphInstantiate", cudaGraphInstantiate(&exec, graph, 0)), "");
+  ZYFA_ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
 
   ASSERT_EQ(forward(dev, desc, stream), "");  // the direct call
   ASSERT_TRUE(outputs_written(h));
   const OutputSnapshot direct(h);
-  ASSERT_EQ(cuda_message("cudaMemset workspace", cudaMemset(workspace.get(), kE4m3NaN, bytes)), "");
-  ASSERT_EQ(cuda_message("poison outputs", dev.poison_outputs(stream)), "");
-  ASSERT_EQ(cuda_message("cudaGraphLaunch", cudaGraphLaunch(exec, stream)), "");
-  ASSERT_EQ(cuda_message("cudaStreamSynchronize", cudaStreamSynchronize(stream)), "");
+  ZYFA_ASSERT_CUDA(cudaMemset(workspace.get(), kE4m3NaN, bytes));
+  ZYFA_ASSERT_CUDA(dev.poison_outputs(stream));
+  ZYFA_ASSERT_CUDA(cudaGraphLaunch(exec, stream));
+  ZYFA_ASSERT_CUDA(cudaStreamSynchronize(stream));
   ASSERT_EQ(dev.download_outputs(), "");
   EXPECT_TRUE(outputs_written(h));
   EXPECT_TRUE(direct.matches(h)) << "the replay differs from the direct call";
-  EXPECT_EQ(cuda_message("cudaGraphExecDestroy", cudaGraphExecDestroy(exec)), "");
-  EXPECT_EQ(cuda_message("cudaGraphDestroy", cudaGraphDestroy(graph)), "");
-  EXPECT_EQ(cuda_message("cudaStreamDestroy", cudaStreamDestroy(stream)), "");
+  ZYFA_EXPECT_CUDA(cudaGraphExecDestroy(exec));
+  ZYFA_EXPECT_CUDA(cudaGraphDestroy(graph));
+  ZYFA_EXPECT_CUDA(cudaStreamDestroy(stream));
 }
 
 }  // namespace

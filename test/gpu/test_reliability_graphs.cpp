@@ -55,10 +55,10 @@ class Graph {
  public:
   ~Graph() {
     if (exec) {
-      EXPECT_EQ(cuda_message("cudaGraphExecDestroy", cudaGraphExecDestroy(exec)), "");
+      ZYFA_EXPECT_CUDA(cudaGraphExecDestroy(exec));
     }
     if (graph) {
-      EXPECT_EQ(cuda_message("cudaGraphDestroy", cudaGraphDestroy(graph)), "");
+      ZYFA_EXPECT_CUDA(cudaGraphDestroy(graph));
     }
   }
   cudaGraph_t graph = nullptr;
