@@ -10,39 +10,32 @@ use cuda::{gpu_usable, DeviceBuffer};
 use zyfa::convert::e4m3_to_f32;
 use zyfa::{DeviceDescale, DevicePrecision, DeviceTensors, DeviceWorkspace, Quantize, Rotation};
 
-// As host_attention.rs: about 2.5x what the CPU backend measures on these inputs.
-const BF16_OUT_TOLERANCE: f64 = 5e-3;
-const BF16_LSE_TOLERANCE: f64 = 5e-3;
-const FP8_OUT_TOLERANCE: f64 = 7e-2;
-const FP8_LSE_TOLERANCE: f64 = 0.16;
-
 /// out and lse in device memory, poisoned (BF16 NaN, float NaN) so an element the call forgets shows.
 fn poisoned_outputs(shape: &Shape) -> (DeviceBuffer<u16>, DeviceBuffer<f32>) {
     (DeviceBuffer::upload(&vec![POISON_BF16; shape.out_len()]), DeviceBuffer::upload(&vec![f32::NAN; shape.lse_len()]))
 }
 
-fn run(shape: &Shape, precision: DevicePrecision, q: *const std::ffi::c_void, k: *const std::ffi::c_void, v: *const std::ffi::c_void,
-       workspace: DeviceWorkspace) -> (Vec<u16>, Vec<f32>) {
+/// q, k and v copied to the device.
+fn upload_qkv<T: Copy>(q: &[T], k: &[T], v: &[T]) -> [DeviceBuffer<T>; 3] {
+    [DeviceBuffer::upload(q), DeviceBuffer::upload(k), DeviceBuffer::upload(v)]
+}
+
+/// One forward_device into poisoned outputs; returns out and lse once the launch is done.
+fn run<T: Copy>(shape: &Shape, precision: DevicePrecision, qkv: &[DeviceBuffer<T>; 3], workspace: DeviceWorkspace) -> (Vec<u16>, Vec<f32>) {
     let (out, lse) = poisoned_outputs(shape);
-    let tensors = DeviceTensors { q, k, v, out: out.as_mut_ptr(), lse: lse.as_mut_ptr().cast() };
+    let tensors = DeviceTensors { q: qkv[0].as_ptr(), k: qkv[1].as_ptr(), v: qkv[2].as_ptr(), out: out.as_mut_ptr(), lse: lse.as_mut_ptr().cast() };
     // SAFETY: every pointer is device memory of the shape's size, alive until download() waits for the launch.
     unsafe { shape.attention().forward_device_with_workspace(precision, &tensors, workspace, std::ptr::null_mut()) }
         .expect("forward_device");
     (out.download(), lse.download())
 }
 
-fn check_against(shape: &Shape, out: &[u16], lse: &[f32], want: &Reference, out_tolerance: f64, lse_tolerance: f64) {
-    let out_error = relative_rms_error(&bf16_values(out), &want.out);
-    let lse_error = max_abs_error(&lse.iter().map(|x| f64::from(*x)).collect::<Vec<_>>(), &want.lse);
-    eprintln!("{shape:?}: relative RMS error of out {out_error:.3e}, max LSE error {lse_error:.3e}");
-    assert!(out_error < out_tolerance, "out error {out_error:.3e} >= {out_tolerance:.1e}");
-    assert!(lse_error < lse_tolerance, "LSE error {lse_error:.3e} >= {lse_tolerance:.1e}");
-}
-
-fn quantize(src: &[u16], dim: usize) -> (Vec<u8>, f32) {
-    let mut codes = vec![0u8; src.len()];
-    let descale = Quantize::new((src.len() / dim) as i64, dim as i64).host(src, &mut codes).expect("host quantize");
-    (codes, descale)
+/// Fresh FP8 q, k, v (d = 128) quantized on the host, each with its descale; v's values span [-v_scale, v_scale).
+fn fp8_inputs(shape: &Shape, rng: &mut Rng, v_scale: f32) -> ([Vec<u8>; 3], [f32; 3]) {
+    let (q8, qs) = quantize(&rng.bf16_tensor(shape.q_len(), 1.0), 128);
+    let (k8, ks) = quantize(&rng.bf16_tensor(shape.k_len(), 1.0), 128);
+    let (v8, vs) = quantize(&rng.bf16_tensor(shape.v_len(), v_scale), 128);
+    ([q8, k8, v8], [qs, ks, vs])
 }
 
 /// Codes of a BSHD tensor with `heads` heads decoded with descale(b, h).
@@ -65,8 +58,7 @@ fn device_bf16_gqa_with_a_partial_tile_matches_fp64() {
     let shape = Shape { batch: 2, seqlen: 197, nheads: 4, nheads_k: 2, d_qk: 192, d_v: 128 };
     let mut rng = Rng::fresh("device_bf16_gqa");
     let (q, k, v) = (rng.bf16_tensor(shape.q_len(), 1.0), rng.bf16_tensor(shape.k_len(), 1.0), rng.bf16_tensor(shape.v_len(), 1.0));
-    let (dq, dk, dv) = (DeviceBuffer::upload(&q), DeviceBuffer::upload(&k), DeviceBuffer::upload(&v));
-    let (out, lse) = run(&shape, DevicePrecision::Bf16, dq.as_ptr(), dk.as_ptr(), dv.as_ptr(), DeviceWorkspace::NONE);
+    let (out, lse) = run(&shape, DevicePrecision::Bf16, &upload_qkv(&q, &k, &v), DeviceWorkspace::NONE);
     let want = attention_fp64(&shape, &bf16_values(&q), &bf16_values(&k), &bf16_values(&v), 1.0 / 192f64.sqrt());
     check_against(&shape, &out, &lse, &want, BF16_OUT_TOLERANCE, BF16_LSE_TOLERANCE);
 }
@@ -80,10 +72,7 @@ fn device_fp8_descale_forms_match_fp64() {
         return;
     }
     let shape = Shape { batch: 2, seqlen: 150, nheads: 4, nheads_k: 2, d_qk: 128, d_v: 128 };
-    let mut rng = Rng::fresh("device_fp8_descales");
-    let (q8, qs) = quantize(&rng.bf16_tensor(shape.q_len(), 1.0), 128);
-    let (k8, ks) = quantize(&rng.bf16_tensor(shape.k_len(), 1.0), 128);
-    let (v8, vs) = quantize(&rng.bf16_tensor(shape.v_len(), 0.5), 128);
+    let ([q8, k8, v8], [qs, ks, vs]) = fp8_inputs(&shape, &mut Rng::fresh("device_fp8_descales"), 0.5);
     let k_factor = |b: usize, hk: usize| [1.0f32, 2.0, 0.5, 1.5][b * shape.nheads_k + hk];
     let mut k_stored = vec![0f32; shape.batch * shape.nheads_k]; // element hk * batch + b
     for b in 0..shape.batch {
@@ -97,8 +86,7 @@ fn device_fp8_descale_forms_match_fp64() {
         k_descale: DeviceDescale::Device { ptr: k_descale.as_ptr().cast(), batch_stride: 1, head_stride: shape.batch as i64 },
         v_descale: DeviceDescale::Value(vs),
     };
-    let (dq, dk, dv) = (DeviceBuffer::upload(&q8), DeviceBuffer::upload(&k8), DeviceBuffer::upload(&v8));
-    let (out, lse) = run(&shape, precision, dq.as_ptr(), dk.as_ptr(), dv.as_ptr(), DeviceWorkspace::NONE);
+    let (out, lse) = run(&shape, precision, &upload_qkv(&q8, &k8, &v8), DeviceWorkspace::NONE);
     let want = attention_fp64(
         &shape,
         &decode(&q8, &shape, shape.nheads, 128, |_, _| qs),
@@ -117,10 +105,7 @@ fn device_fp8_workspace_gives_the_same_bits() {
     }
     // (nheads / nheads_k) * seqlen keys of 8800: long enough for a workspace.
     let shape = Shape { batch: 1, seqlen: 1100, nheads: 8, nheads_k: 1, d_qk: 128, d_v: 128 };
-    let mut rng = Rng::fresh("device_fp8_workspace");
-    let (q8, qs) = quantize(&rng.bf16_tensor(shape.q_len(), 1.0), 128);
-    let (k8, ks) = quantize(&rng.bf16_tensor(shape.k_len(), 1.0), 128);
-    let (v8, vs) = quantize(&rng.bf16_tensor(shape.v_len(), 1.0), 128);
+    let ([q8, k8, v8], [qs, ks, vs]) = fp8_inputs(&shape, &mut Rng::fresh("device_fp8_workspace"), 1.0);
     let precision = DevicePrecision::Fp8 {
         q_descale: DeviceDescale::Value(qs),
         k_descale: DeviceDescale::Value(ks),
@@ -128,11 +113,10 @@ fn device_fp8_workspace_gives_the_same_bits() {
     };
     let bytes = shape.attention().workspace_size(precision).expect("workspace_size");
     assert!(bytes > 0, "this shape should use a workspace");
-    let (dq, dk, dv) = (DeviceBuffer::upload(&q8), DeviceBuffer::upload(&k8), DeviceBuffer::upload(&v8));
-    let scratch = DeviceBuffer::<u8>::zeroed_len(bytes); // cuMemAlloc's memory is 256-byte aligned
-    let (without, without_lse) = run(&shape, precision, dq.as_ptr(), dk.as_ptr(), dv.as_ptr(), DeviceWorkspace::NONE);
-    let workspace = DeviceWorkspace { ptr: scratch.as_mut_ptr(), bytes };
-    let (with, with_lse) = run(&shape, precision, dq.as_ptr(), dk.as_ptr(), dv.as_ptr(), workspace);
+    let qkv = upload_qkv(&q8, &k8, &v8);
+    let scratch = DeviceBuffer::<u8>::alloc(bytes); // cuMemAlloc's memory is 256-byte aligned
+    let (without, without_lse) = run(&shape, precision, &qkv, DeviceWorkspace::NONE);
+    let (with, with_lse) = run(&shape, precision, &qkv, DeviceWorkspace { ptr: scratch.as_mut_ptr(), bytes });
     assert!(bf16_values(&without).iter().all(|x| x.is_finite()), "unwritten outputs");
     assert!(with == without, "the outputs differ with the workspace");
     let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();

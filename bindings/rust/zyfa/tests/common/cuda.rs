@@ -132,7 +132,8 @@ pub struct DeviceBuffer<T> {
 }
 
 impl<T: Copy> DeviceBuffer<T> {
-    pub fn zeroed_len(len: usize) -> DeviceBuffer<T> {
+    /// `len` elements, uninitialized.
+    pub fn alloc(len: usize) -> DeviceBuffer<T> {
         let mut ptr = 0u64;
         // SAFETY: ptr is a local the driver writes.
         call("cuMemAlloc", |d| unsafe { (d.alloc)(&mut ptr, len.max(1) * std::mem::size_of::<T>()) });
@@ -140,7 +141,7 @@ impl<T: Copy> DeviceBuffer<T> {
     }
 
     pub fn upload(src: &[T]) -> DeviceBuffer<T> {
-        let b = DeviceBuffer::zeroed_len(src.len());
+        let b = DeviceBuffer::alloc(src.len());
         // SAFETY: src spans the bytes copied; the buffer was allocated with that size.
         call("cuMemcpyHtoD", |d| unsafe { (d.upload)(b.ptr, src.as_ptr().cast(), std::mem::size_of_val(src)) });
         b

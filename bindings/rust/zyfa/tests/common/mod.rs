@@ -3,6 +3,17 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use zyfa::convert::{bf16_from_f32, bf16_to_f32};
+use zyfa::Quantize;
+
+// Bounds on the relative RMS error of out and the largest LSE error (nats) against fp64, about 2.5x what
+// these inputs measured on 2026-11-29: BF16 rounds P and out to 8 mantissa bits (out 1.9e-3, LSE 1.7e-3);
+// FP8 rounds P to 3 bits, with lean P at d = 128 (out 2.7e-2, LSE 6.5e-2; lean P's codes overestimate
+// 2^x by up to 6% inside a binade and underflow below 2^-7 of the block max). A wrong scale, mask,
+// layout or descale gives errors of order 1.
+pub const BF16_OUT_TOLERANCE: f64 = 5e-3;
+pub const BF16_LSE_TOLERANCE: f64 = 5e-3;
+pub const FP8_OUT_TOLERANCE: f64 = 7e-2;
+pub const FP8_LSE_TOLERANCE: f64 = 0.16;
 
 /// The BF16 NaN written into outputs before a call, so an element the call forgets to write is caught.
 pub const POISON_BF16: u16 = 0x7fc0;
@@ -143,4 +154,20 @@ pub fn transpose_seq_heads<T: Copy>(x: &[T], batch: usize, first: usize, second:
         }
     }
     y
+}
+
+/// Fails the test unless out and lse are within the bounds of fp64's, and prints both errors.
+pub fn check_against(shape: &Shape, out: &[u16], lse: &[f32], want: &Reference, out_tolerance: f64, lse_tolerance: f64) {
+    let out_error = relative_rms_error(&bf16_values(out), &want.out);
+    let lse_error = max_abs_error(&lse.iter().map(|x| f64::from(*x)).collect::<Vec<_>>(), &want.lse);
+    eprintln!("{shape:?}: relative RMS error of out {out_error:.3e}, max LSE error {lse_error:.3e}");
+    assert!(out_error < out_tolerance, "out error {out_error:.3e} >= {out_tolerance:.1e}");
+    assert!(lse_error < lse_tolerance, "LSE error {lse_error:.3e} >= {lse_tolerance:.1e}");
+}
+
+/// Contiguous rows of `dim` quantized through the library's host path: the codes and their descale.
+pub fn quantize(src: &[u16], dim: usize) -> (Vec<u8>, f32) {
+    let mut codes = vec![0u8; src.len()];
+    let descale = Quantize::new((src.len() / dim) as i64, dim as i64).host(src, &mut codes).expect("host quantize");
+    (codes, descale)
 }
