@@ -54,7 +54,10 @@ func TestDeviceFP8DescaleFormsMatchFP64(t *testing.T) {
 	k8, ks := quantizeHost(t, randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*d), 1), d)
 	v8, vs := quantizeHost(t, randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*d), 0.5), d)
 	// k's descales, stored head-major (element hk * batch + b) so the strides are not the contiguous ones.
-	kFactors := []float32{1, 2, 0.5, 1.5} // (b, hk) = (0, 0), (0, 1), (1, 0), (1, 1)
+	// No factor of 1, and q's descale 3x its quantizer's: no two descales the kernel could confuse are equal
+	// (the quantizer gives q and k the same power of two on these inputs).
+	kFactors := []float32{1.5, 2, 0.5, 0.75} // (b, hk) = (0, 0), (0, 1), (1, 0), (1, 1)
+	qs *= 3
 	kStored := make([]float32, a.Batch*a.NHeadsK)
 	for b := 0; b < int(a.Batch); b++ {
 		for hk := 0; hk < int(a.NHeadsK); hk++ {
@@ -116,7 +119,27 @@ func TestDeviceFP8WorkspaceGivesTheSameBits(t *testing.T) {
 		return downloadOutputs(t, a, out, lse)
 	}
 	without, withoutLSE := run(cudatest.Buffer{})
-	with, withLSE := run(cudatest.Alloc(t, int(bytes))) // cuMemAlloc's memory is 256-byte aligned
+	// The workspace starts as e4m3 NaN codes (0x7f), which no quantized input holds: a kernel that read
+	// bytes the call did not write would give NaN outputs, and a call that ignored the workspace would
+	// leave it as it was. cuMemAlloc's memory is 256-byte aligned.
+	const e4m3NaN = 0x7f
+	poison := make([]uint8, bytes)
+	for i := range poison {
+		poison[i] = e4m3NaN
+	}
+	workspace := cudatest.Upload(t, poison)
+	with, withLSE := run(workspace)
+	written := make([]uint8, bytes)
+	cudatest.Download(t, workspace, written)
+	overwritten := 0
+	for _, b := range written {
+		if b != e4m3NaN {
+			overwritten++
+		}
+	}
+	if want := int(a.Seqlen * a.NHeadsK * d); overwritten < want {
+		t.Fatalf("the call wrote %d workspace bytes; V^T alone is %d", overwritten, want)
+	}
 	for i := range without {
 		if with[i] != without[i] || math.IsNaN(float64(BF16ToFloat32(with[i]))) {
 			t.Fatalf("output %d: %#x with the workspace, %#x without", i, with[i], without[i])

@@ -16,7 +16,7 @@ cp -L "$build/libzyfa.so" ".carry-bindings/$soname"
 
 # cargo names its test programs by hash: ask it where each one went.
 ZYFA_LIB_DIR="$build" cargo test --offline --locked --no-run --manifest-path bindings/rust/Cargo.toml \
-  --message-format=json 2>/dev/null |
+  --message-format=json |
   python3 -c '
 import json, shutil, sys
 for line in sys.stdin:
@@ -30,5 +30,6 @@ for line in sys.stdin:
 cc -std=c99 -Iinclude bindings/abi_probe.c -o .carry-bindings/zyfa_abi_probe
 # Debug information is most of their size, and a call carries at most 64 MiB.
 strip --strip-debug .carry-bindings/*.test .carry-bindings/zyfa_abi_probe
-echo "$(git rev-parse HEAD)$(git diff --quiet HEAD -- src include bindings || echo '+dirty')" > .carry-bindings/COMMIT
+dirty=$(git status --porcelain -- src include bindings)
+echo "$(git rev-parse HEAD)${dirty:++dirty}" > .carry-bindings/COMMIT
 ls .carry-bindings && du -sh .carry-bindings

@@ -57,7 +57,11 @@ func check(t *testing.T, what string, status C.int) {
 func Alloc(t *testing.T, n int) Buffer {
 	t.Helper()
 	var ptr C.uint64_t
-	check(t, fmt.Sprintf("cuMemAlloc(%d)", n), C.zyfa_cudatest_alloc(&ptr, C.size_t(n)))
+	size := n
+	if size == 0 {
+		size = 1 // cuMemAlloc refuses 0 bytes; an empty buffer still gets an address of its own
+	}
+	check(t, fmt.Sprintf("cuMemAlloc(%d)", n), C.zyfa_cudatest_alloc(&ptr, C.size_t(size)))
 	t.Cleanup(func() { C.zyfa_cudatest_free(ptr) })
 	return Buffer{Ptr: uintptr(ptr), Bytes: n}
 }

@@ -73,7 +73,10 @@ fn device_fp8_descale_forms_match_fp64() {
     }
     let shape = Shape { batch: 2, seqlen: 150, nheads: 4, nheads_k: 2, d_qk: 128, d_v: 128 };
     let ([q8, k8, v8], [qs, ks, vs]) = fp8_inputs(&shape, &mut Rng::fresh("device_fp8_descales"), 0.5);
-    let k_factor = |b: usize, hk: usize| [1.0f32, 2.0, 0.5, 1.5][b * shape.nheads_k + hk];
+    // No factor of 1, and q's descale 3x its quantizer's: no two descales the kernel could confuse are equal
+    // (the quantizer gives q and k the same power of two on these inputs).
+    let qs = 3.0 * qs;
+    let k_factor = |b: usize, hk: usize| [1.5f32, 2.0, 0.5, 0.75][b * shape.nheads_k + hk];
     let mut k_stored = vec![0f32; shape.batch * shape.nheads_k]; // element hk * batch + b
     for b in 0..shape.batch {
         for hk in 0..shape.nheads_k {
@@ -114,9 +117,16 @@ fn device_fp8_workspace_gives_the_same_bits() {
     let bytes = shape.attention().workspace_size(precision).expect("workspace_size");
     assert!(bytes > 0, "this shape should use a workspace");
     let qkv = upload_qkv(&q8, &k8, &v8);
-    let scratch = DeviceBuffer::<u8>::alloc(bytes); // cuMemAlloc's memory is 256-byte aligned
+    // The workspace starts as e4m3 NaN codes (0x7f), which no quantized input holds: a kernel that read bytes
+    // the call did not write would give NaN outputs, and a call that ignored the workspace would leave it as
+    // it was. cuMemAlloc's memory is 256-byte aligned.
+    const E4M3_NAN: u8 = 0x7f;
+    let scratch = DeviceBuffer::upload(&vec![E4M3_NAN; bytes]);
     let (without, without_lse) = run(&shape, precision, &qkv, DeviceWorkspace::NONE);
     let (with, with_lse) = run(&shape, precision, &qkv, DeviceWorkspace { ptr: scratch.as_mut_ptr(), bytes });
+    let overwritten = scratch.download().iter().filter(|b| **b != E4M3_NAN).count();
+    let v_t_bytes = shape.seqlen * shape.nheads_k * shape.d_v;
+    assert!(overwritten >= v_t_bytes, "the call wrote {overwritten} workspace bytes; V^T alone is {v_t_bytes}");
     assert!(bf16_values(&without).iter().all(|x| x.is_finite()), "unwritten outputs");
     assert!(with == without, "the outputs differ with the workspace");
     let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
