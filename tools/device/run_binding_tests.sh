@@ -2,7 +2,7 @@
 # On the device: the Rust and Go bindings' tests, built here by tools/device/prepare_bindings.sh, against
 # the carried libzyfa. ZYFA_REQUIRE_DEVICE=1 turns a device test's skip into a failure. Exit 1 if any
 # program fails, or if the carry is missing or incomplete (nothing run is no pass). A failing program's
-# whole log is printed, and every log lands in $OUT/bindings/ when OUT is set.
+# whole log is printed, and every log lands in $OUT/bindings.log when OUT is set.
 # Usage: [PROGRAM_TIMEOUT=120] bash tools/device/run_binding_tests.sh        carry: [".carry-bindings"]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,6 +38,9 @@ for program in "$CARRY"/zyfa_go.test "$CARRY"/rust_*.test; do
     status=1
   fi
 done
-if [[ -n ${OUT:-} ]]; then mkdir -p "$OUT/bindings" && cp "$logs"/*.log "$OUT/bindings/"; fi
+# One file back: a device call returns at most 8 from $OUT.
+if [[ -n ${OUT:-} ]]; then
+  mkdir -p "$OUT" && for log in "$logs"/*.log; do echo "=== $(basename "$log")"; cat "$log"; done > "$OUT/bindings.log"
+fi
 echo "=== $ran programs ran"
 exit $status
