@@ -16,16 +16,25 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"unsafe"
 )
 
-// Open returns nil where device 0 is usable, else why not.
+var (
+	openOnce sync.Once
+	openErr  error
+)
+
+// Open returns nil where device 0 is usable, else why not. The driver is opened once per process; the
+// C side keeps no lock, so the later calls (alloc, copies) are for tests that do not run in parallel.
 func Open() error {
-	if status := C.zyfa_cudatest_open(); status != 0 {
-		return fmt.Errorf("%s", C.GoString(C.zyfa_cudatest_error()))
-	}
-	return nil
+	openOnce.Do(func() {
+		if status := C.zyfa_cudatest_open(); status != 0 {
+			openErr = fmt.Errorf("%s", C.GoString(C.zyfa_cudatest_error()))
+		}
+	})
+	return openErr
 }
 
 // RequireGPU skips t where no GPU is usable; ZYFA_REQUIRE_DEVICE=1 turns that skip into a failure, for
