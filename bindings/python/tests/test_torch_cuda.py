@@ -174,6 +174,26 @@ def test_cuda_graph_replay_equals_eager(gen):
             assert torch.equal(a, b)
 
 
+def test_capturing_a_shape_that_never_ran_says_not_prepared(gen):
+    """A capture cannot record a plan's upload: without an eager call of the shape first, the captured call
+    raises NOT_PREPARED (the README's instruction), and after one eager call the same capture works."""
+    q, k, v = randn(gen, 1, 333, 4, 128), randn(gen, 1, 333, 1, 128), randn(gen, 1, 333, 1, 128)
+    torch.cuda.synchronize()
+    zyfa.plan_cache.clear()  # nothing of this shape is prepared, whatever ran before
+    with pytest.raises(zyfa.ZyfaRuntimeError) as refused:
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            zyfa.flash_attn_func(q, k, v, causal=True)
+    assert refused.value.status == zyfa.Status.NOT_PREPARED
+    eager = zyfa.flash_attn_func(q, k, v, causal=True)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = zyfa.flash_attn_func(q, k, v, causal=True)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(captured, eager)
+
+
 def test_forward_runs_with_gradients_and_backward_raises(gen):
     q = randn(gen, 1, 64, 2, 128).requires_grad_()
     k, v = randn(gen, 1, 64, 2, 128), randn(gen, 1, 64, 2, 128)
