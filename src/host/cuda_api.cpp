@@ -184,8 +184,14 @@ class CudaDeviceMemory final : public DeviceMemory {
         cudaGetLastError();  // our own failure: not the caller's to see
         return false;
       }
+      try {
+        owners_.record(created, place.context);
+      } catch (const std::bad_alloc &) {  // the record's map could not grow: no event, and the caller knows
+        cudaEventDestroy(created);
+        cudaGetLastError();
+        return false;
+      }
       *event = created;
-      owners_.record(created, place.context);
     }
     if (cudaEventRecord(static_cast<cudaEvent_t>(*event), static_cast<cudaStream_t>(stream)) != cudaSuccess) {
       cudaGetLastError();

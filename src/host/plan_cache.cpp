@@ -449,7 +449,13 @@ void PlanCache::record_launch(const Plan &plan, void *stream) {
     use = &tracked.uses.back();
   }
   use->stream = stream;
-  const bool recorded = memory.record_event(tracked.place, stream, &use->event);
+  bool recorded = false;
+  try {
+    recorded = memory.record_event(tracked.place, stream, &use->event);
+  } catch (...) {
+    // The launch is queued whatever happens here, so this must not throw: unrecorded, its table waits for
+    // clear() (an event created but never recorded would read as finished).
+  }
   if (added && use->event == nullptr) tracked.uses.pop_back();  // its event was never created
   if (!recorded) tracked.untracked = true;
 }

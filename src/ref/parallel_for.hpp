@@ -16,7 +16,8 @@ int worker_count(int64_t n_units);
 
 // Calls body(worker, unit) once for every unit in [0, n_units), with worker in [0, worker_count(n_units)).
 // The calling thread is worker 0. If the system refuses a thread, the remaining workers take its share,
-// so every unit still runs exactly once. `body` must not throw.
+// so every unit still runs exactly once. If `body` throws, the units not yet begun are skipped and the first
+// exception is rethrown on the calling thread once every worker has joined (never std::terminate).
 void parallel_for(int64_t n_units, const std::function<void(int worker, int64_t unit)> &body);
 
 // Causal attention's units: (batch, head, block of `rows` query rows), numbered so that the blocks of the

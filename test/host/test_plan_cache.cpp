@@ -220,6 +220,7 @@ struct FakeLedger {
   std::atomic<bool> hold_next_upload{false}, upload_released{false};
   std::atomic<int> uploads_held{0};
   std::atomic<bool> throw_next_upload{false};  // the next upload throws std::bad_alloc, as an allocation may
+  std::atomic<bool> throw_next_record{false};  // so does the next event record (its bookkeeping allocates)
   void release_upload() { upload_released = true; }
   std::atomic<int> multiprocessors{132};
 
@@ -290,6 +291,7 @@ class HostDeviceMemory final : public DeviceMemory {
   int multiprocessor_count(int) override { return ledger_->multiprocessors; }
   bool record_event(const Place &, void *stream, void **event) override {
     if (ledger_->fail_records) return false;
+    if (ledger_->throw_next_record.exchange(false)) throw std::bad_alloc();
     std::lock_guard<std::mutex> l(ledger_->mutex);
     if (*event == nullptr) {
       *event = new char;  // a unique handle
@@ -592,6 +594,23 @@ TEST_F(PlanCacheTest, UnrecordedLaunchAndPendingTablesWaitForClear) {
   EXPECT_EQ(ledger->count_releases(), ledger->count_uploads());
   EXPECT_EQ(ledger->count_events(), 0);
   EXPECT_EQ(stats_of(*cache).device_bytes, 0u);
+}
+
+// The launch is queued before its record: a record that throws must not reach the caller (the call would
+// report a failure for a launch that runs), and the table must wait for clear(), as an unrecorded one does.
+TEST_F(PlanCacheTest, ARecordThatThrowsLeavesTheTableForClear) {
+  auto cache = make_cache(1);
+  HeldPlan launched = hold(*cache, key_of(300));
+  ledger->launched(stream_id(0), launched.table);
+  ledger->throw_next_record = true;
+  EXPECT_NO_THROW(cache->record_launch(*launched.plan, stream_id(0)));
+  launched.plan.reset();
+  get(*cache, key_of(600));  // evicts it while its launch may still run
+  cache->release_finished();
+  EXPECT_TRUE(ledger->is_live(launched.table)) << "no event: it may still run";
+  ledger->finish();
+  ASSERT_EQ(cache->clear(), ZYFA_STATUS_SUCCESS);
+  EXPECT_FALSE(ledger->is_live(launched.table));
 }
 
 // A destroyed cache frees what it holds and what it deferred; a plan a caller holds past it is freed when
