@@ -40,6 +40,10 @@ namespace {
 
 // The kernels index jobs and tiles with int32 (Job's fields, Schedule::n_jobs, blockIdx arithmetic).
 constexpr int64_t kMaxInt32Index = INT32_MAX;
+// A persistent CTA steps its job index by the grid until it passes the last job, so a table stays this far
+// below INT32_MAX: more CTAs than any persistent grid (multiprocessors x CTAs per multiprocessor) launches.
+constexpr int64_t kGridStepMargin = int64_t(1) << 16;
+constexpr int64_t kMaxJobs = kMaxInt32Index - kGridStepMargin;
 
 Job make_job(int64_t b, int64_t head, int64_t pair, int64_t tiles) {
   const int64_t partner = tiles - 1 - pair;
@@ -70,12 +74,12 @@ zyfa_status build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int
   const int64_t pairs = tiles / 2 + tiles % 2;                    // the middle tile of an odd T counts as one
   int64_t heads_total = 0, n_jobs = 0;
   if (tiles > kMaxInt32Index || __builtin_mul_overflow(batch, nheads, &heads_total) ||
-      __builtin_mul_overflow(heads_total, pairs, &n_jobs) || n_jobs > kMaxInt32Index) {
+      __builtin_mul_overflow(heads_total, pairs, &n_jobs) || n_jobs > kMaxJobs) {
     return fail(ZYFA_STATUS_SIZE_OVERFLOW,
                 "job table: batch = %lld, nheads = %lld, seqlen = %lld need %lld query tiles per head and "
-                "batch * nheads * %lld jobs: more than the kernels' int32 job index (%lld)",
+                "batch * nheads * %lld jobs: more than the kernels' int32 job index allows (%lld jobs)",
                 (long long)batch, (long long)nheads, (long long)seqlen, (long long)tiles, (long long)pairs,
-                (long long)kMaxInt32Index);
+                (long long)kMaxJobs);
   }
   try {
     table->clear();
@@ -294,7 +298,7 @@ struct PlanCache::Impl {
     }
     int64_t walkers = std::max<int64_t>(int64_t(sms) * key.ctas_per_sm / key.heads_per_job, 1);
     if (key.max_walkers > 0) walkers = std::min<int64_t>(walkers, key.max_walkers);
-    const int64_t grid = std::min<int64_t>(walkers, int64_t(table.size()));
+    const int64_t grid = std::min({walkers, int64_t(table.size()), kGridStepMargin});
     try {
       balance_tail(&table, grid);
     } catch (const std::bad_alloc &) {

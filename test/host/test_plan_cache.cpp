@@ -173,6 +173,7 @@ TEST(JobTable, RefusesTablesBeyondInt32JobIndices) {
   };
   const Case cases[] = {
       {int64_t(1) << 31, 1, 1},                // 2^31 jobs: one past INT32_MAX
+      {INT32_MAX - 100, 1, 1},                 // fits int32, but a CTA's next index would not
       {int64_t(1) << 20, 1 << 10, 128 * 4},    // 2^31 jobs from a product
       {INT64_MAX, INT64_MAX, 1},               // the product overflows 64 bits
       {1, 1, INT64_MAX},                       // tile indices beyond int32
