@@ -42,7 +42,12 @@ int code_object_function(const CodeObject &object, void **function) {
     cuda::unload_module(module);  // a retry loads it afresh; nothing half-prepared stays behind
     return e;
   }
-  loaded.emplace(key, fn);
+  try {
+    loaded.emplace(key, fn);
+  } catch (...) {  // the map could not grow (std::bad_alloc, which the entry point reports): no orphan module
+    cuda::unload_module(module);
+    throw;
+  }
   *function = fn;
   return 0;
 }

@@ -39,7 +39,8 @@ int current_device(int *device);
 // of the current device made current first if none is. A cudaDeviceReset ends a context; the next one has
 // another ID, so a cache keyed by it never hands out a handle of the old one.
 int current_context_id(unsigned long long *id);
-// Loads a cubin into the primary context of the current device (made current first).
+// Loads a cubin into the context current on this thread (the current device's primary context, made current
+// first where none is).
 int load_module(const void *image, void **module);
 int module_function(void *module, const char *entry, void **function);
 // Unloads a module whose kernel could not be prepared (loaded kernels otherwise stay for the process).

@@ -76,7 +76,8 @@ int prepare(const Problem &problem, bool wgmma) {
 }
 
 // The kernel of `object` for a launch over `schedule`: everything that can fail before a launch, so that a
-// call that fails has launched nothing (not the V^T pre-pass either).
+// call failing here has launched nothing (not the V^T pre-pass either). Only the launch itself can fail
+// after the pre-pass: then V^T sits in the workspace, the caller's scratch, and out is untouched.
 int kernel_function(const CodeObject &object, const Schedule &schedule, void **function) {
   if (schedule.jobs == nullptr || schedule.n_jobs < 1 || schedule.grid < 1) return kInvalidValue;
   return code_object_function(object, function);
