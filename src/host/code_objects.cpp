@@ -26,8 +26,10 @@ int code_object_function(const CodeObject &object, void **function) {
   // Loaded kernels stay for the life of their context (a module lives as long as it). Keyed by the
   // context's ID too: after a cudaDeviceReset the device has a new context, and its first call loads
   // the kernel again instead of launching a function of the destroyed one (that entry is never used again).
-  static std::mutex mutex;
-  static std::map<std::tuple<int, unsigned long long, const CodeObject *>, void *> loaded;
+  // Never destroyed, like the plan cache: a call racing process exit, or from another static's destructor,
+  // still finds them.
+  static std::mutex &mutex = *new std::mutex;
+  static auto &loaded = *new std::map<std::tuple<int, unsigned long long, const CodeObject *>, void *>;
   std::lock_guard<std::mutex> lock(mutex);
   const auto key = std::make_tuple(device, context, &object);
   if (const auto it = loaded.find(key); it != loaded.end()) {

@@ -78,8 +78,8 @@ GridShape grid_shape(const KernelChoice &kernel, const Problem &problem, const P
   const int preferred = kernel.heads_per_job ? kernel.heads_per_job(problem) : 1;
   if (preferred == 1 || kernel.max_active_clusters == nullptr) return GridShape{kernel.ctas_per_sm(), preferred, 0, rows};
   const GridShape unpaired{kernel.ctas_per_sm(), 1, 0, rows};
-  static std::mutex mutex;
-  static std::map<std::tuple<int, uint64_t, const KernelChoice *, int64_t, int>, int> held;
+  static std::mutex &mutex = *new std::mutex;  // never destroyed, like the plan cache (exit-time calls)
+  static auto &held = *new std::map<std::tuple<int, uint64_t, const KernelChoice *, int64_t, int>, int>;
   const auto key = std::make_tuple(plan.device, plan.context, &kernel, problem.d_qk, preferred);
   int clusters = 0;
   bool known = false;

@@ -16,14 +16,16 @@
 namespace zyfa::kernels {
 namespace {
 
-// Returned as a cudaError_t value: cudaErrorInvalidValue.
-constexpr int kInvalidValue = 1;
+// Returned as a cudaError_t value.
+constexpr int kInvalidValue = cudaErrorInvalidValue;
 
 uint64_t address(const void *p) { return uint64_t(reinterpret_cast<uintptr_t>(p)); }
 
-// printf into a string, for fp8_wgmma_refusal's messages (short: one field and its limit).
+// printf into a string, for fp8_wgmma_refusal's messages (short: one field and its limit), which the
+// caller's status message then quotes.
+constexpr size_t kRefusalCapacity = 320;
 __attribute__((format(printf, 1, 2))) std::string formatted(const char *format, ...) {
-  char m[320];
+  char m[kRefusalCapacity];
   va_list args;
   va_start(args, format);
   std::vsnprintf(m, sizeof m, format, args);
@@ -51,9 +53,8 @@ static_assert(sizeof(CUtensorMap) == sizeof(asmgen::Fp8TensorMap) &&
               "the parameter block holds CUtensorMaps as bytes");
 
 // The fields of the parameter block that both schedules read, within the kernels' limits: row indices
-// are int32 in the kernel, and rows up to the end of the last tile are formed (tiles of up to 256 rows).
-constexpr int64_t kMaxTileRows = 256;
-constexpr int64_t kMaxSeqlen = std::numeric_limits<int32_t>::max() - 2 * kMaxTileRows;
+// are int32 in the kernel, and rows up to the end of the last tile are formed.
+constexpr int64_t kMaxSeqlen = std::numeric_limits<int32_t>::max() - 2 * kFp8MaxQueryTileRows;
 constexpr int64_t kMaxHeads = std::numeric_limits<int32_t>::max();
 // The epilogue (src/asmgen/fp8_recurrence.cpp) writes whole 16-byte chunks of each output row.
 bool within_kernel_limits(const Problem &p) {
@@ -253,7 +254,9 @@ int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule,
   auto map = [](asmgen::Fp8TensorMap &m) { return reinterpret_cast<CUtensorMap *>(&m); };
   constexpr int64_t kByte = 1;
   const uint32_t qk_box = uint32_t(asmgen::fp8_qk_block_bytes(int(p.d_qk)));
-  const CUtensorMapSwizzle qk_swizzle = qk_box == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+  constexpr uint32_t kSwizzle128Bytes = 128;  // a box row this wide takes the 128-byte swizzle
+  const CUtensorMapSwizzle qk_swizzle =
+      qk_box == kSwizzle128Bytes ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
   if (const int e = hopper::encode_head_map(map(params.q_map), p.q, p.batch, p.seqlen, p.nheads, p.d_qk, kByte,
                                             qk_box, uint32_t(object.query_tile_rows), qk_swizzle))
     return e;

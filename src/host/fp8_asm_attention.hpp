@@ -16,6 +16,10 @@ struct CodeObject;
 
 namespace zyfa::kernels {
 
+// The largest query tile of any FP8 code object (rows): the seqlen bound below leaves room for two of them
+// past the last row in int32. A host test holds every code object to it.
+constexpr int64_t kFp8MaxQueryTileRows = 256;
+
 // FP8 e4m3 inputs, (d_qk, d_v) = (128, 128) or (192, 128) with lean or exact P, any strides (the
 // validated 16-byte granular ones), GQA/MQA, LSE optional, seqlen below 2^31 - 2 tiles.
 bool fp8_asm_attention_supports(const Problem &problem);

@@ -363,7 +363,8 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
     constexpr double kLargestBf16 = 3.3895313892515355e38;  // 0x7f7f
     const double largest_score = double(score_scale) * p.q_descale.value * p.k_descale.value *
                                  double(numerics::kE4m3Max) * numerics::kE4m3Max * double(d.d_qk);
-    if (largest_score > double(std::numeric_limits<float>::max()) / 8) {
+    constexpr double kScoreHeadroom = 8;  // how far below float's largest value the largest score must stay
+    if (largest_score > double(std::numeric_limits<float>::max()) / kScoreHeadroom) {
       return fail(ZYFA_STATUS_BAD_DESCALE,
                   "desc->q_descale.value * desc->k_descale.value = %g * %g: the score of two 448-valued rows (d_qk "
                   "= %lld) times softmax_scale * log2(e) = %g overflows float (with 8x headroom)",
