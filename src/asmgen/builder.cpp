@@ -81,6 +81,7 @@ ZYFA_BINARY(max, Op::kMax)
     if (!is_integer(type(d)) && !(op == Op::kAnd || op == Op::kOr || op == Op::kXor))                            \
       throw std::logic_error(#name ": integer destination expected");                          \
     expect_same_width(a, type(d), #name);                                                      \
+    expect_same_width(b, (op == Op::kShl || op == Op::kShr) ? Type::kU32 : type(d), #name);    \
     Instr &in = push(op, type(d));                                                             \
     in.dst = {d};                                                                              \
     in.src = {a, b};                                                                           \
@@ -436,6 +437,7 @@ void Builder::bar_arrive(Operand barrier, int threads) { named_barrier(Op::kBarA
 
 void Builder::param_address(Reg d, int offset) {
   expect(d, Type::kU64, "param_address");
+  if (guard_.valid()) throw std::logic_error("param_address: prints as three instructions, only the first predicated");
   Instr &in = push(Op::kParamAddress, Type::kU64);
   in.dst = {d};
   in.offset = offset;

@@ -19,8 +19,9 @@ Program fp8_attention_program(const Variant &v, int threads, int dynamic_smem_by
 // The whole kernel: persistent job loop, query tiles, key blocks (fp8_attention_schedule.cpp).
 Program build_fp8_attention(const Variant &v);
 
-// The same kernel on the Hopper schedule: a TMA producer warpgroup that also transposes V, two consumer
-// warpgroups in ping-pong on wgmma (fp8_wgmma_schedule.cpp).
+// The same kernel on the Hopper schedule: a TMA producer warpgroup, consumer warpgroups of 64 query rows on
+// wgmma (two in ping-pong where the producer transposes V, three where V^T comes from the workspace), per
+// the variant (fp8_wgmma_schedule.cpp).
 Program build_fp8_wgmma_attention(const Variant &v);
 
 }  // namespace zyfa::asmgen

@@ -29,14 +29,14 @@ namespace nx = zyfa::numerics;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kRowsPerWarp = 16;  // M of m16n8k32
-constexpr int kMmaN = 8;          // N of m16n8k32
+constexpr int kRowsPerWarp = 16;  // M of m16n8k16
+constexpr int kMmaN = 8;          // N of m16n8k16
 constexpr int kMmaK = 16;         // K of m16n8k16
 constexpr int kF16Bytes = 2;
 constexpr int kDv = 128;
 constexpr int kScoreTiles = nx::kKeyBlock / kMmaN;  // n8 tiles of scores per warp and key block
 constexpr int kOutTiles = kDv / kMmaN;              // n8 tiles of O per warp
-constexpr int kPvSteps = nx::kKeyBlock / kMmaK;     // k32 steps of P V
+constexpr int kPvSteps = nx::kKeyBlock / kMmaK;     // k16 steps of P V
 // P V runs in two halves of the output columns, each into a fresh accumulator folded into O before the
 // next: half the accumulator registers, the same arithmetic per column.
 constexpr int kPvHalves = 2;

@@ -35,6 +35,7 @@ Program fp8_attention_program(const Variant &v, int threads, int dynamic_smem_by
 
 Program build_fp8_attention(const Variant &v) {
   using fp8::Emitter;
+  check_variant(v);
   Program prog = fp8_attention_program(v, fp8::kThreads, fp8::layout_of(v).bytes);
   Emitter e(prog, v);
   Builder &b = e.b;

@@ -28,14 +28,7 @@ void Emitter::init_row_state() {
 }
 
 void Emitter::mask_diagonal() {
-  // Key 8 j + 2 quad_col + (e % 2) of row (e / 2) survives iff 8 j + e % 2 <= diag_limit[e / 2].
-  for (int j = 0; j < kScoreTiles; ++j)
-    for (int e = 0; e < 4; ++e) {
-      const Reg masked = b.temp(Type::kPred, "masked");
-      b.setp(masked, Cmp::kLt, Type::kS32, diag_limit[size_t(row_of(e))], imm(kMmaN * j + e % 2));
-      auto g = b.when(masked);
-      b.mov(s[size_t(j)][size_t(e)], f32(-INFINITY));
-    }
+  emit_causal_mask(b, diag_limit, kScoreTiles, [&](int j, int h, int e) { return s[size_t(j)][size_t(2 * h + e)]; });
 }
 
 void Emitter::block_max_and_rescale() {

@@ -120,6 +120,18 @@ Reg emit_lazy_rescale(Builder &b, Reg m, Reg bmax, Reg *alpha) {
   return need;
 }
 
+void emit_causal_mask(Builder &b, const std::array<Reg, 2> &diag_limit, int chunks,
+                      const std::function<Reg(int, int, int)> &score) {
+  for (int i = 0; i < chunks; ++i)
+    for (int h = 0; h < 2; ++h)
+      for (int e = 0; e < 2; ++e) {
+        const Reg masked = b.temp(Type::kPred, "masked");
+        b.setp(masked, Cmp::kLt, Type::kS32, diag_limit[size_t(h)], imm(8 * i + e));
+        auto g = b.when(masked);
+        b.mov(score(i, h, e), f32(-INFINITY));
+      }
+}
+
 namespace {
 
 // prmt selector {y0.bytes 2-3, y1.bytes 2-3}: the two codes' 16-bit fields (numerics.h) side by side.

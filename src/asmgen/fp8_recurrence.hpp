@@ -57,6 +57,11 @@ Reg emit_lean_code_zero(Builder &b);
 // dst = exp2(fma(s, c, bias)), the exact P before its conversion to e4m3.
 void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias);
 
+// The diagonal block's causal mask: score (chunk, row, col), the thread's key 8 chunk + 2 quad_col + col of
+// its row `row`, becomes -inf where 8 chunk + col > diag_limit[row].
+void emit_causal_mask(Builder &b, const std::array<Reg, 2> &diag_limit, int chunks,
+                      const std::function<Reg(int chunk, int row, int col)> &score);
+
 // ---- the end of a tile
 // What the store of a finished tile reads: the tile, the thread's two rows, their recurrence state, and O's
 // element (chunk of 8 columns, row 0 or 1 of the thread, column 0 or 1 of the pair).

@@ -34,7 +34,6 @@ constexpr uint64_t kUnusedLeading = 1;
 constexpr uint64_t kDescUnit = 16;
 // prmt selectors: {x.bytes 0-1, y.bytes 0-1}, and {x.byte 0, x.byte 2, y.byte 0, y.byte 2} (the codes in the
 // low byte of each half of two pairs, emit_lean_code_pairs).
-constexpr int kLowHalves = 0x5410;
 constexpr int kLowBytesOfHalves = 0x6420;
 // The P V k-steps (of kPvSteps, 32 keys each) whose codes' multiply-adds (lean P's y, exact P's exponent; in
 // place, so no register more) run between the S wait and the P V wait, after the block max, while the
@@ -187,7 +186,7 @@ void WgmmaEmitter::pv(Reg vt_stage) {
     }
 }
 
-// One arrival per warp on a barrier that counts kConsumerWarps per phase.
+// One arrival per warp on a barrier that counts consumer_warps (4 per consumer) per phase.
 void WgmmaEmitter::release(int which, Reg stage) {
   const Reg first_lane = b.temp(Type::kPred, "first_lane");
   b.setp(first_lane, Cmp::kEq, Type::kS32, lane, imm(0));
@@ -216,14 +215,7 @@ void WgmmaEmitter::mask_diagonal() {
     diag_limit[size_t(h)] = b.temp(Type::kS32, "diag_limit");
     b.sub(diag_limit[size_t(h)], tile_row[size_t(h)], two_col);
   }
-  for (int i = 0; i < kChunks; ++i)
-    for (int h = 0; h < 2; ++h)
-      for (int e = 0; e < 2; ++e) {
-        const Reg masked = b.temp(Type::kPred, "masked");
-        b.setp(masked, Cmp::kLt, Type::kS32, diag_limit[size_t(h)], imm(8 * i + e));
-        auto g = b.when(masked);
-        b.mov(s[size_t(reg_of(i, h, e))], f32(-INFINITY));
-      }
+  emit_causal_mask(b, diag_limit, kChunks, [&](int i, int h, int e) { return s[size_t(reg_of(i, h, e))]; });
 }
 
 WgmmaEmitter::BlockScale WgmmaEmitter::block_max(bool first_block) {
@@ -488,8 +480,9 @@ void WgmmaEmitter::consumer_tile() {
     if (early_codes > 0) code_exponents(0, early_codes, code_offsets(scale));
     if (early_exp2 > 0) exact_p_values(0, early_exp2);
     // ptxas starts a wgmma wait's basic block with it and would sink the max below it. A branch back to
-    // BLOCK_MAX on kb > tile, which never holds here (the loop runs only while kb <= tile, and kb and tile
-    // are the same in every thread of the CTA, so all four warps reach the wait together), keeps the max
+    // BLOCK_MAX on kb > last_block, which never holds here (the loop runs only while kb <= last_block, and
+    // both are the same in every thread of the warpgroup, so all four warps reach the wait together; with
+    // two consumers last_block is the tile register itself), keeps the max
     // and the early steps above: m, which the max writes, and S, which they rewrite in place, are read again
     // at BLOCK_MAX. (Taken, it would rerun them on the rewritten S: it must stay never taken.)
     b.bra_if(Cmp::kGt, Type::kS32, kb, last_block, max_start, "kb_past_tile");

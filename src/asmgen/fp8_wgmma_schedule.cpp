@@ -202,6 +202,7 @@ void WgmmaEmitter::for_each_tile(const std::function<void()> &tile_body) {
 
 Program build_fp8_wgmma_attention(const Variant &v) {
   using fp8w::WgmmaEmitter;
+  check_variant(v);
   Program prog = fp8_attention_program(v, fp8w::threads(v.consumers), fp8w::shared_layout(v).bytes);
   WgmmaEmitter e(prog, v);
   Builder &b = e.b;

@@ -526,10 +526,14 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
                                                    : std::trunc(v);
               if (in.round == Round::kNone || in.round == Round::kRn) return "cvt to an integer needs an integer rounding";
               if (std::isnan(r)) r = 0;
-              const double lo = is_signed(t) ? -std::ldexp(1.0, type_bits(t) - 1) : 0.0;
-              const double hi = is_signed(t) ? std::ldexp(1.0, type_bits(t) - 1) - 1 : std::ldexp(1.0, type_bits(t)) - 1;
-              r = std::min(std::max(r, lo), hi);
-              set(d, lane, is_signed(t) ? uint64_t(int64_t(r)) : uint64_t(r));
+              // Saturate against the exact powers of two: 2^64 - 1 and 2^63 - 1 are not doubles (they round
+              // up, and converting that to the integer type is undefined).
+              const int bits = type_bits(t);
+              const double lo = is_signed(t) ? -std::ldexp(1.0, bits - 1) : 0.0;
+              const double above = std::ldexp(1.0, is_signed(t) ? bits - 1 : bits);  // the first value out
+              const uint64_t top = is_signed(t) ? (uint64_t(1) << (bits - 1)) - 1 : ~uint64_t(0) >> (64 - bits);
+              if (r >= above) set(d, lane, top);
+              else set(d, lane, is_signed(t) ? uint64_t(int64_t(std::max(r, lo))) : uint64_t(std::max(r, lo)));
             } else {  // integer widening or narrowing
               set(d, lane, is_signed(st) ? uint64_t(as_signed(x, st)) : x);
             }

@@ -9,10 +9,11 @@
 //
 // The Hopper machinery of the wgmma schedule is modelled too: named barriers with thread counts,
 // mbarriers (arrivals, transaction bytes, phases; a try_wait that fails yields the warp, and a round in
-// which no warp moves is a deadlock), TMA loads (at once, completing their bytes on the mbarrier) from a
+// which no warp moves is a deadlock), TMA loads (landing when a wait on their mbarrier completes) from a
 // tensor map the caller writes in the interpreter's own form (InterpretedTensorMap, in place of the
 // driver's opaque CUtensorMap), and wgmma e4m3 (each warp computes its 16 rows when it issues the product,
-// reading shared memory through the descriptor's swizzle; fence, commit and wait are then no-ops). So a
+// reading shared memory through the descriptor's swizzle; commit and wait retire its registers and its
+// shared-memory reads, below). So a
 // buffer handed back too early is overwritten before its reader is done, or never filled: wrong bytes, a
 // deadlock or an mbarrier misuse, which the tests see.
 //

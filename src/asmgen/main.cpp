@@ -1,7 +1,9 @@
 // zyfa_asmgen: writes the FP8 attention kernels as PTX at build time.
 //   zyfa_asmgen DIR    writes DIR/<variant>.ptx for every variant and DIR/manifest.txt, one line per variant:
 //                      name entry threads dynamic_shared_memory_bytes d_qk d_v lean_p schedule split_p vt_prepass
-//                      query_tile_rows
+//                      query_tile_rows overlaps_prepass
+// Read by position in cmake/build_code_objects.cmake, src/asmgen/cmake/check_ptxas_report.cmake and
+// tools/check_fp8_sass.sh: a field is appended there too.
 // The build assembles each PTX with ptxas and embeds the cubins with the manifest's metadata
 // (cmake/build_code_objects.cmake).
 #include <cstdio>

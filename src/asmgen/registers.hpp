@@ -3,6 +3,7 @@
 #ifndef ZYFA_ASMGEN_REGISTERS_HPP_
 #define ZYFA_ASMGEN_REGISTERS_HPP_
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,15 @@ class RegisterFile {
   // A new register called %<prefix>_<n>, n counting up per prefix: for short-lived temporaries.
   Reg temp(Type type, const std::string &prefix);
 
-  Type type(Reg r) const { return types_[size_t(r.id)]; }
-  const std::string &name(Reg r) const { return names_[size_t(r.id)]; }
+  Type type(Reg r) const { return types_[checked(r)]; }
+  const std::string &name(Reg r) const { return names_[checked(r)]; }
   int count() const { return int(types_.size()); }
 
  private:
+  size_t checked(Reg r) const {
+    if (!r.valid() || size_t(r.id) >= types_.size()) throw std::logic_error("a register never made (an unset Reg)");
+    return size_t(r.id);
+  }
   std::vector<Type> types_;
   std::vector<std::string> names_;
   std::vector<std::pair<std::string, int>> temp_counters_;

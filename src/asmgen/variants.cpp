@@ -1,5 +1,7 @@
 #include "asmgen/variants.hpp"
 
+#include <stdexcept>
+
 #include "kernels/numerics.h"
 
 namespace zyfa::asmgen {
@@ -32,6 +34,17 @@ const std::vector<Variant> &variants() {
        /*consumers=*/3},
   };
   return table;
+}
+
+void check_variant(const Variant &v) {
+  const auto fail = [&](const char *why) { throw std::logic_error(v.name + ": " + why); };
+  const bool wgmma = v.schedule == Schedule::kWgmma;
+  if (v.d_v != 128) fail("d_v must be 128");
+  if (v.split_p && v.lean_p) fail("split P splits exact P: lean_p must be false");
+  if (v.overlaps_prepass && !v.vt_prepass) fail("overlaps_prepass needs vt_prepass");
+  if (!wgmma && (v.split_p || v.vt_prepass || v.consumers != 2))
+    fail("split_p, vt_prepass and consumers are wgmma-only");
+  if (!wgmma && v.d_qk % 32 != 0) fail("mma.sync stages whole 16-byte chunks, 256 threads at a time: d_qk % 32 == 0");
 }
 
 int query_tile_rows(const Variant &v) {

@@ -38,6 +38,9 @@ struct Variant {
 // (mma.sync).
 int query_tile_rows(const Variant &v);
 
+// Throws std::logic_error naming the first flag combination the emitter does not build.
+void check_variant(const Variant &v);
+
 const std::vector<Variant> &variants();
 // nullptr when there is no variant of that name.
 const Variant *find_variant(const std::string &name);
