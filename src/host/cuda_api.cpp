@@ -6,6 +6,7 @@
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <utility>
 
 #include "host/error.hpp"
 
@@ -44,7 +45,10 @@ class DeviceScope {
  public:
   explicit DeviceScope(int device) {
     int current = 0;
-    if (cudaGetDevice(&current) != cudaSuccess) return;
+    if (cudaGetDevice(&current) != cudaSuccess) {
+      cudaGetLastError();  // our own failed query: not the caller's to see (ok() says it failed)
+      return;
+    }
     if (current == device) {
       ok_ = true;
       return;
@@ -52,6 +56,7 @@ class DeviceScope {
     previous_device_ = current;
     previous_ = current_driver_context();
     switched_ = cudaSetDevice(device) == cudaSuccess;
+    if (!switched_) cudaGetLastError();
     ok_ = switched_;
   }
   ~DeviceScope() {
@@ -220,7 +225,10 @@ class CudaDeviceMemory final : public DeviceMemory {
   }
   int multiprocessor_count(int device) override {
     int count = 0;
-    if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return 0;
+    if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      cudaGetLastError();  // ours: the plan cache reports the 0 as a CUDA error of its own
+      return 0;
+    }
     return count;
   }
 
@@ -279,8 +287,12 @@ zyfa_status current_hopper_device(int *device) {
   }
   if (const cudaError_t e = cudaGetDevice(device); e != cudaSuccess) return from_cuda_error(e, "cudaGetDevice");
   int major = 0, minor = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, *device);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, *device);
+  // A failed query is a CUDA error (cleared by from_cuda_error), not a device of compute capability 0.0.
+  for (auto [value, attribute] : {std::pair{&major, cudaDevAttrComputeCapabilityMajor},
+                                  std::pair{&minor, cudaDevAttrComputeCapabilityMinor}}) {
+    if (const cudaError_t e = cudaDeviceGetAttribute(value, attribute, *device); e != cudaSuccess)
+      return from_cuda_error(e, "cudaDeviceGetAttribute(compute capability)");
+  }
   return require_hopper(*device, major, minor);
 }
 
