@@ -12,6 +12,10 @@
 
 namespace zyfa::asmgen {
 
+// A prmt.b32 selector (default mode): byte i of the result is byte b<i> of the pair {a, b}, bytes 0-3 from a
+// and 4-7 from b. prmt_selector(0, 2, 4, 6) is {a.byte 0, a.byte 2, b.byte 0, b.byte 2}.
+constexpr int prmt_selector(int b0, int b1, int b2, int b3) { return b0 | b1 << 4 | b2 << 8 | b3 << 12; }
+
 class Builder {
  public:
   explicit Builder(Program &program) : p_(program) {}

@@ -16,9 +16,13 @@ std::string fp8_attention_entry(const Variant &v);
 // dynamic shared memory; each schedule's builder writes the code.
 Program fp8_attention_program(const Variant &v, int threads, int dynamic_smem_bytes);
 
+// Variant v's whole kernel on its schedule (v.schedule); throws std::logic_error for a variant the emitter does
+// not build (check_variant). What the build and the tests call.
+Program build_fp8_kernel(const Variant &v);
+
+// build_fp8_kernel's two schedules, for a variant it has checked.
 // The whole kernel: persistent job loop, query tiles, key blocks (fp8_attention_schedule.cpp).
 Program build_fp8_attention(const Variant &v);
-
 // The same kernel on the Hopper schedule: a TMA producer warpgroup, consumer warpgroups of 64 query rows on
 // wgmma (two in ping-pong where the producer transposes V, three where V^T comes from the workspace), per
 // the variant (fp8_wgmma_schedule.cpp).

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 
 #include "asmgen/builder.hpp"
 #include "asmgen/fp8_kernel_params.h"
@@ -33,7 +34,6 @@ constexpr int kRowsPerWarp = 16;  // M of m16n8k16
 constexpr int kMmaN = 8;          // N of m16n8k16
 constexpr int kMmaK = 16;         // K of m16n8k16
 constexpr int kF16Bytes = 2;
-constexpr int kDv = 128;
 constexpr int kScoreTiles = nx::kKeyBlock / kMmaN;  // n8 tiles of scores per warp and key block
 constexpr int kOutTiles = kDv / kMmaN;              // n8 tiles of O per warp
 constexpr int kPvSteps = nx::kKeyBlock / kMmaK;     // k16 steps of P V
@@ -85,6 +85,8 @@ class Emitter {
 
   // A kernel parameter (ld.param into a fresh register, so that ptxas keeps it in the constant bank).
   Reg param(Type type, size_t offset, const char *name);
+  // O's element (n8 tile, row 0 or 1 of the thread, column 0 or 1 of the pair), as fp8_recurrence takes it.
+  std::function<Reg(int, int, int)> o_element();
 
   Builder b;
   const Variant variant;

@@ -33,9 +33,13 @@ Program fp8_attention_program(const Variant &v, int threads, int dynamic_smem_by
   return prog;
 }
 
+Program build_fp8_kernel(const Variant &v) {
+  check_variant(v);
+  return v.schedule == Schedule::kWgmma ? build_fp8_wgmma_attention(v) : build_fp8_attention(v);
+}
+
 Program build_fp8_attention(const Variant &v) {
   using fp8::Emitter;
-  check_variant(v);
   Program prog = fp8_attention_program(v, fp8::kThreads, fp8::layout_of(v).bytes);
   Emitter e(prog, v);
   Builder &b = e.b;
@@ -73,9 +77,8 @@ Program build_fp8_attention(const Variant &v) {
     b.bar_sync(0);  // K and V (and Q) are f16 rows; the raw buffers are free again
     b.bra_if(Cmp::kGe, Type::kS32, key_block, e.tile, after_prefetch, "last_block");
     const Reg next_key0 = b.temp(Type::kS32, "next_key0");
-    b.shl(next_key0, key_block, imm(7));
+    emit_block_key0(b, next_key0, key_block);
     b.add(next_key0, next_key0, imm(numerics::kKeyBlock));
-    static_assert(numerics::kKeyBlock == 1 << 7, "key0 = key_block << 7");
     e.issue_kv(next_key0);  // in flight during this block's work
     b.cp_async_commit();
     b.place(after_prefetch);

@@ -137,8 +137,7 @@ void head_address(Emitter &e, Reg addr, size_t base, size_t batch_stride, size_t
 
 void Emitter::tile_setup() {
   using P = Fp8AttentionParams;
-  b.shl(row0, tile, imm(7));
-  static_assert(nx::kQueryTile == 1 << 7, "row0 = tile << 7");
+  emit_tile_row0(b, row0, tile, nx::kQueryTile);
 
   const Reg b64 = b.temp(Type::kS64, "batch64");
   const Reg h64 = b.temp(Type::kS64, "head64");

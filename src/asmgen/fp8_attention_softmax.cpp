@@ -11,10 +11,7 @@ namespace zyfa::asmgen::fp8 {
 namespace {
 
 // Row r of the thread owns accumulator elements 2r and 2r + 1 of every n8 tile.
-constexpr int row_of(int element) { return element / 2; }
-// prmt selector {a.byte0, a.byte2, a.byte0, a.byte0}: the two lean codes of emit_lean_code_pairs (the low
-// byte of each half) side by side in the low half.
-constexpr int kLowBytesOfHalves = 0x0020;
+constexpr size_t element_of(int row, int col) { return size_t(2 * row + col); }
 
 }  // namespace
 
@@ -40,20 +37,7 @@ void Emitter::block_max_and_rescale() {
     bmax[size_t(r)] = emit_block_max(b, row, c);
     need[size_t(r)] = emit_lazy_rescale(b, m[size_t(r)], bmax[size_t(r)], &alpha[size_t(r)]);
   }
-  // O and l scale only in warps where some row moved (alpha = 1 elsewhere is exact): a warp-uniform branch.
-  const Reg either = b.temp(Type::kPred, "need_either");
-  b.or_(either, need[0], need[1]);
-  const Reg any = b.temp(Type::kPred, "need_any");
-  b.vote_any(any, either);
-  const int skip = b.new_label("SKIP_RESCALE");
-  {
-    auto g = b.unless(any);
-    b.bra(skip);
-  }
-  for (auto &o_tile : o)
-    for (int e = 0; e < 4; ++e) b.mul(o_tile[size_t(e)], o_tile[size_t(e)], alpha[size_t(row_of(e))]);
-  for (int r = 0; r < 2; ++r) b.mul(l[size_t(r)], l[size_t(r)], alpha[size_t(r)]);
-  b.place(skip);
+  emit_rescale_o(b, need, alpha, kOutTiles, o_element(), l, "SKIP_RESCALE");
 
   // Per-block scaling (numerics.h): the lean code offset (the block max becomes code 118) or the exact
   // exponent bias (the block max becomes exactly 2^H), and the unscale that folds the block back.
@@ -81,7 +65,8 @@ void Emitter::p_codes() {
       const Reg halves = b.temp(Type::kB32, "codes_in_halves");
       emit_lean_code_pairs(b, halves, x[0], x[1], code_zero);
       const Reg both = b.temp(Type::kB32, "codes");
-      b.prmt(both, halves, halves, imm(kLowBytesOfHalves));
+      // The two lean codes of emit_lean_code_pairs (the low byte of each half) side by side in the low half.
+      b.prmt(both, halves, halves, imm(prmt_selector(0, 2, 0, 0)));
       const Reg unused = b.temp(Type::kB16, "codes_high");
       b.unpack16x2(pair, unused, both);
     } else {
@@ -97,14 +82,17 @@ void Emitter::p_codes() {
         b.cvt_f16x2_e4m3x2(p[size_t(kk)][size_t(2 * half + r)], code_pair(2 * kk + half, r));
 }
 
+// O's tiles of this half of the columns; the row sums of P come with the first half's P V.
 void Emitter::fold(int half) {
-  for (int j = 0; j < kAccTiles; ++j)
-    for (int e = 0; e < 4; ++e) {
-      const Reg out = o[size_t(half * kAccTiles + j)][size_t(e)];
-      b.fma(out, acc[size_t(j)][size_t(e)], unscale[size_t(row_of(e))], out);
-    }
-  if (half == 0)
-    for (int r = 0; r < 2; ++r) b.fma(l[size_t(r)], rowsum[size_t(2 * r)], unscale[size_t(r)], l[size_t(r)]);
+  const int first_tile = half * kAccTiles;
+  const auto acc_element = [&](int j, int row, int col) { return acc[size_t(j - first_tile)][element_of(row, col)]; };
+  const auto rowsum_of = [&](int row) { return rowsum[size_t(2 * row)]; };
+  emit_fold(b, unscale, first_tile, kAccTiles, o_element(), acc_element, l,
+            half == 0 ? std::function<Reg(int)>(rowsum_of) : std::function<Reg(int)>());
+}
+
+std::function<Reg(int, int, int)> Emitter::o_element() {
+  return [this](int j, int row, int col) { return o[size_t(j)][element_of(row, col)]; };
 }
 
 }  // namespace zyfa::asmgen::fp8

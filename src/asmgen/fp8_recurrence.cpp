@@ -19,6 +19,22 @@ Reg load_param(Builder &b, Type type, size_t offset, const char *name) {
   return r;
 }
 
+namespace {
+
+constexpr bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+constexpr int log2_of_power_of_two(int n) { return n == 1 ? 0 : 1 + log2_of_power_of_two(n / 2); }
+
+}  // namespace
+
+void emit_tile_row0(Builder &b, Reg row0, Reg tile, int tile_rows) {
+  if (is_power_of_two(tile_rows)) b.shl(row0, tile, imm(log2_of_power_of_two(tile_rows)));
+  else b.mul_lo(row0, tile, imm(tile_rows));
+}
+
+void emit_block_key0(Builder &b, Reg key0, Reg block) { b.shl(key0, block, imm(kKeyBlockLog2)); }
+
+void emit_key_block(Builder &b, Reg block, Reg key) { b.shr(block, key, imm(kKeyBlockLog2)); }
+
 void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()> &tile_body) {
   using P = Fp8AttentionParams;
   const Reg ctaid = b.temp(Type::kU32, "ctaid");
@@ -132,10 +148,45 @@ void emit_causal_mask(Builder &b, const std::array<Reg, 2> &diag_limit, int chun
       }
 }
 
+void emit_rescale_o(Builder &b, const std::array<Reg, 2> &need, const std::array<Reg, 2> &alpha, int chunks,
+                    const std::function<Reg(int, int, int)> &o, const std::array<Reg, 2> &l,
+                    const char *skip_label) {
+  const Reg either = b.temp(Type::kPred, "need_either");
+  b.or_(either, need[0], need[1]);
+  const Reg any = b.temp(Type::kPred, "need_any");
+  b.vote_any(any, either);
+  const int skip = b.new_label(skip_label);
+  {
+    auto g = b.unless(any);
+    b.bra(skip);
+  }
+  for (int i = 0; i < chunks; ++i)
+    for (int h = 0; h < 2; ++h)
+      for (int e = 0; e < 2; ++e) {
+        const Reg r = o(i, h, e);
+        b.mul(r, r, alpha[size_t(h)]);
+      }
+  for (int h = 0; h < 2; ++h) b.mul(l[size_t(h)], l[size_t(h)], alpha[size_t(h)]);
+  b.place(skip);
+}
+
+void emit_fold(Builder &b, const std::array<Reg, 2> &unscale, int first_chunk, int chunks,
+               const std::function<Reg(int, int, int)> &o, const std::function<Reg(int, int, int)> &acc,
+               const std::array<Reg, 2> &l, const std::function<Reg(int)> &rowsum) {
+  for (int i = first_chunk; i < first_chunk + chunks; ++i)
+    for (int h = 0; h < 2; ++h)
+      for (int e = 0; e < 2; ++e) {
+        const Reg r = o(i, h, e);
+        b.fma(r, acc(i, h, e), unscale[size_t(h)], r);
+      }
+  if (!rowsum) return;
+  for (int h = 0; h < 2; ++h) b.fma(l[size_t(h)], rowsum(h), unscale[size_t(h)], l[size_t(h)]);
+}
+
 namespace {
 
 // prmt selector {y0.bytes 2-3, y1.bytes 2-3}: the two codes' 16-bit fields (numerics.h) side by side.
-constexpr int kLeanFieldsOfTwo = 0x7632;
+constexpr int kLeanFieldsOfTwo = prmt_selector(2, 3, 6, 7);
 
 }  // namespace
 
@@ -182,6 +233,11 @@ namespace {
 
 constexpr int kQuad = 4;  // the lanes that hold one accumulator row
 
+// The quad transpose's exchange rounds, in order: the lane distance of each.
+constexpr std::array<int, 2> kQuadTransposeDistances = {2, 1};
+// Per round, whether the lane is the upper half of its exchange pair.
+using QuadTransposeMasks = std::array<Reg, kQuadTransposeDistances.size()>;
+
 // Whether the lane's quad_col has bit `k`: the upper half of its exchange pairs at lane distance k.
 Reg quad_half(Builder &b, Reg quad_col, int k) {
   const Reg bit = b.temp(Type::kS32, "quad_bit");
@@ -191,15 +247,22 @@ Reg quad_half(Builder &b, Reg quad_col, int k) {
   return upper;
 }
 
+// emit_quad_transpose's masks, round by round: made once per tile, for every row's transpose.
+QuadTransposeMasks quad_transpose_masks(Builder &b, Reg quad_col) {
+  QuadTransposeMasks upper;
+  for (size_t round = 0; round < kQuadTransposeDistances.size(); ++round)
+    upper[round] = quad_half(b, quad_col, kQuadTransposeDistances[round]);
+  return upper;
+}
+
 // A row's output as words of two bf16, transposed across the quad in groups of four: before, lane q holds
 // word q of chunks j .. j + 3 (words[j + c] = chunk j + c); after, words[j + c] holds word c of chunk j + q,
-// so each lane writes whole 16-byte chunks. Two exchange rounds (lane distance 2, then 1; `upper` holds
-// "quad_col has bit 2", then bit 1), each one SHFL and three SELPs per pair. The whole warp must take part.
-void emit_quad_transpose(Builder &b, std::vector<Reg> &words, const std::array<Reg, 2> &upper) {
+// so each lane writes whole 16-byte chunks. Two exchange rounds (kQuadTransposeDistances; `upper` from
+// quad_transpose_masks), each one SHFL and three SELPs per pair. The whole warp must take part.
+void emit_quad_transpose(Builder &b, std::vector<Reg> &words, const QuadTransposeMasks &upper) {
   if (words.size() % kQuad != 0) throw std::logic_error("emit_quad_transpose: words come in groups of 4");
-  constexpr std::array<int, 2> kDistances = {2, 1};
-  for (size_t round = 0; round < kDistances.size(); ++round) {
-    const int k = kDistances[round];
+  for (size_t round = 0; round < kQuadTransposeDistances.size(); ++round) {
+    const int k = kQuadTransposeDistances[round];
     const Reg up = upper[round];
     for (size_t j = 0; j < words.size(); j += kQuad)
       for (int c = 0; c < kQuad; ++c) {
@@ -247,7 +310,7 @@ void emit_store_tile(Builder &b, const TileRows &t) {
   const Reg chunk_bytes = b.temp(Type::kS64, "out_chunk_bytes");
   b.cvt(chunk_bytes, t.quad_col, Type::kS32, Round::kNone);
   b.shl(chunk_bytes, chunk_bytes, imm(4));
-  const std::array<Reg, 2> upper = {quad_half(b, t.quad_col, 2), quad_half(b, t.quad_col, 1)};
+  const QuadTransposeMasks upper = quad_transpose_masks(b, t.quad_col);
   // lse from the first thread of the quad (all four hold the row's m and l).
   const Reg has_lse = b.temp(Type::kPred, "has_lse");
   b.setp(has_lse, Cmp::kNe, Type::kU64, lse, imm(0));
@@ -255,8 +318,7 @@ void emit_store_tile(Builder &b, const TileRows &t) {
   b.setp(first_of_quad, Cmp::kEq, Type::kS32, t.quad_col, imm(0));
   b.and_(has_lse, has_lse, first_of_quad);
   const Reg row0 = b.temp(Type::kS32, "row0");
-  if (t.tile_rows == 1 << 7) b.shl(row0, t.tile, imm(7));
-  else b.mul_lo(row0, t.tile, imm(t.tile_rows));
+  emit_tile_row0(b, row0, t.tile, t.tile_rows);
 
   for (int h = 0; h < 2; ++h) {
     const Reg lh = t.l[size_t(h)];

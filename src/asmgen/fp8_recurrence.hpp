@@ -28,6 +28,17 @@ struct JobLoopRegs {
 // CTA x takes jobs x, x + grid, ...; `tile_body` runs for each of their one or two tiles.
 void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()> &tile_body);
 
+// ---- tiles and key blocks
+// A key's block is key >> kKeyBlockLog2 and a block's first key block << kKeyBlockLog2: one shift, no multiply.
+constexpr int kKeyBlockLog2 = 7;
+static_assert(numerics::kKeyBlock == 1 << kKeyBlockLog2, "kKeyBlockLog2 is log2 of numerics::kKeyBlock");
+// row0 (s32) = tile * tile_rows, the tile's first query row: a shl where tile_rows is a power of two.
+void emit_tile_row0(Builder &b, Reg row0, Reg tile, int tile_rows);
+// key0 (s32) = the first key of key block `block`.
+void emit_block_key0(Builder &b, Reg key0, Reg block);
+// block (s32) = the key block that holds key `key` (block may be key itself).
+void emit_key_block(Builder &b, Reg block, Reg key);
+
 // ---- one row of one key block (numerics.h)
 // bmax = c * max(scores), the max taken over the thread's scores (a tree, for independent FMNMX) and then
 // over the four lanes of its quad, which hold the rest of the row. A new f32 register.
@@ -61,6 +72,19 @@ void emit_exact_p(Builder &b, Reg dst, Reg s, Reg c, Reg bias);
 // its row `row`, becomes -inf where 8 chunk + col > diag_limit[row].
 void emit_causal_mask(Builder &b, const std::array<Reg, 2> &diag_limit, int chunks,
                       const std::function<Reg(int chunk, int row, int col)> &score);
+// The lazy rescale of O and l: O's elements (chunk, row, col) of chunks [0, chunks) and l[row] times alpha[row],
+// only in warps where need[0] or need[1] holds in some thread (alpha = 1 elsewhere is exact): a warp-uniform
+// branch to the label `skip_label`, which each schedule names.
+void emit_rescale_o(Builder &b, const std::array<Reg, 2> &need, const std::array<Reg, 2> &alpha, int chunks,
+                    const std::function<Reg(int chunk, int row, int col)> &o, const std::array<Reg, 2> &l,
+                    const char *skip_label);
+// The fold of a block's P V (numerics.h), one FFMA per element: O += unscale[row] acc over O's chunks
+// [first_chunk, first_chunk + chunks), with acc indexed by the same chunk as O; then, where `rowsum` is given,
+// l[row] += unscale[row] rowsum(row).
+void emit_fold(Builder &b, const std::array<Reg, 2> &unscale, int first_chunk, int chunks,
+               const std::function<Reg(int chunk, int row, int col)> &o,
+               const std::function<Reg(int chunk, int row, int col)> &acc, const std::array<Reg, 2> &l,
+               const std::function<Reg(int row)> &rowsum);
 
 // ---- the end of a tile
 // What the store of a finished tile reads: the tile, the thread's two rows, their recurrence state, and O's

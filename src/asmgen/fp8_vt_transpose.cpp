@@ -4,8 +4,8 @@ namespace zyfa::asmgen::fp8w {
 namespace {
 
 // PRMT selectors over (a = keys +0..7 block, b = keys +8..15 block): even and odd dimension of the pair.
-constexpr int kEvenDims = 0x6420;
-constexpr int kOddDims = 0x7531;
+constexpr int kEvenDims = prmt_selector(0, 2, 4, 6);
+constexpr int kOddDims = prmt_selector(1, 3, 5, 7);
 constexpr int kKeysPerWarp = numerics::kKeyBlock / kVtWarps;  // 32: two groups of 16
 constexpr int kKeyGroupBytes = 16 * kVtRowBytes;                 // 16 keys of V
 constexpr int kPairRows = 32;                                    // V^T rows one stmatrix.x4 covers

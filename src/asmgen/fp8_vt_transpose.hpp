@@ -23,11 +23,12 @@
 #include <array>
 
 #include "asmgen/builder.hpp"
+#include "asmgen/variants.hpp"
 #include "kernels/numerics.h"
 
 namespace zyfa::asmgen::fp8w {
 
-constexpr int kVtDims = 128;                          // d_v: V's row and V^T's column count
+constexpr int kVtDims = kDv;                          // V's row and V^T's column count
 constexpr int kVtRowBytes = numerics::kKeyBlock;      // a V row (kVtDims e4m3) and a V^T row (one key per byte)
 constexpr int kVtSwizzleRows = 8;                     // TMA's 128-byte swizzle: an atom is 8 rows
 constexpr int kVtWarps = 4;                           // one warpgroup

@@ -17,8 +17,6 @@ constexpr int reg_of(int chunk, int half, int e) { return 4 * chunk + 2 * half +
 // Named barrier ids 1 and 2 (0 is the CTA's): barrier 1 + w opens consumer w's turn at the tensor cores.
 constexpr int kFirstTurnBarrier = 1;
 constexpr int kTurnThreads = kPairedConsumers * kWarpgroupThreads;
-// d_qk = 192: S takes 1.5x the tensor time of d = 128's for the same softmax, which changes two choices below.
-constexpr int kWideHeadDimQK = 192;
 // At d_qk = 192 the consumers issue as soon as they are ready, without turns (FA3's BF16 kernel drops its
 // turns at 192 too): S takes 1.5x the tensor time of d = 128 while the softmax is the same, so the other
 // warpgroup's softmax is already covered and a turn only adds a barrier wait. Measured: session 12's interleaved
@@ -29,12 +27,19 @@ constexpr int kWideHeadDimQK = 192;
 bool takes_turns(const Variant &v) { return v.d_qk != kWideHeadDimQK && v.consumers == kPairedConsumers; }
 // Three consumers run their products and softmax one after the other, S on the P V accumulator's registers.
 bool serialized(const Variant &v) { return v.consumers == kSerialConsumers; }
+// Shared-memory matrix descriptor fields (PTX ISA, wgmma): addresses and offsets in 16-byte units, the start
+// address in bits 0-13, the leading byte offset from bit 16, the stride byte offset from bit 32 and the swizzle
+// mode in bits 62-63. The interpreter decodes them on its own (interpreter.cpp), so that its tests would catch an
+// encoding error here rather than share it.
+constexpr uint64_t kDescUnit = 16;
+constexpr int kDescUnitLog2 = 4;
+static_assert(kDescUnit == 1u << kDescUnitLog2, "an address in 16-byte units is the address >> 4");
+constexpr uint64_t kDescAddressMask = 0x3FFF;
+constexpr int kDescLeadingShift = 16;
+constexpr int kDescStrideShift = 32;
+constexpr int kDescSwizzleShift = 62;
 // A K-major swizzled operand ignores the leading byte offset; one unit goes there, as CUTLASS writes it.
 constexpr uint64_t kUnusedLeading = 1;
-constexpr uint64_t kDescUnit = 16;
-// prmt selectors: {x.bytes 0-1, y.bytes 0-1}, and {x.byte 0, x.byte 2, y.byte 0, y.byte 2} (the codes in the
-// low byte of each half of two pairs, emit_lean_code_pairs).
-constexpr int kLowBytesOfHalves = 0x6420;
 // The P V k-steps (of kPvSteps, 32 keys each) whose codes' multiply-adds (lean P's y, exact P's exponent; in
 // place, so no register more) run between the S wait and the P V wait, after the block max, while the
 // previous block's P V still runs; the rest of the codes (exact P's exp2, the clamps and packs) follow the
@@ -84,18 +89,19 @@ void WgmmaEmitter::consumer_setup() {
   for (int h = 0; h < 2; ++h) {
     tile_row[size_t(h)] = b.reg(Type::kS32, indexed("tile_row", h));
     b.mad_lo(tile_row[size_t(h)], consumer, imm(kRowsPerConsumer), quad_row);
-    b.mad_lo(tile_row[size_t(h)], warp, imm(16), tile_row[size_t(h)]);
-    if (h) b.add(tile_row[size_t(h)], tile_row[size_t(h)], imm(8));
+    b.mad_lo(tile_row[size_t(h)], warp, imm(kRowsPerWarp), tile_row[size_t(h)]);
+    if (h) b.add(tile_row[size_t(h)], tile_row[size_t(h)], imm(kSecondRowOffset));
   }
 
-  // Shared-memory matrix descriptors: start address / 16 in bits 0-13, the unused leading offset, the
-  // stride between 8-row groups (bits 32-45, in 16-byte units) and the swizzle mode (bits 62-63).
+  // Shared-memory matrix descriptors (the fields above): the start address, the unused leading offset, the
+  // stride between 8-row groups and the swizzle mode.
   auto descriptor = [&](Reg d, Reg addr, uint64_t group_stride, uint64_t swizzle) {
     const Reg a64 = b.temp(Type::kU64, "desc_addr");
     b.cvt(a64, addr, Type::kU32, Round::kNone);
-    b.shr(a64, a64, imm(4));
-    b.and_(a64, a64, imm(0x3FFF));
-    const uint64_t fixed = (swizzle << 62) | ((group_stride / kDescUnit) << 32) | (kUnusedLeading << 16);
+    b.shr(a64, a64, imm(kDescUnitLog2));
+    b.and_(a64, a64, imm(int64_t(kDescAddressMask)));
+    const uint64_t fixed = (swizzle << kDescSwizzleShift) | ((group_stride / kDescUnit) << kDescStrideShift) |
+                           (kUnusedLeading << kDescLeadingShift);
     b.or_(d, a64, imm(int64_t(fixed)));
   };
   q_desc = b.reg(Type::kU64, "q_desc");
@@ -205,8 +211,7 @@ void WgmmaEmitter::mask_diagonal() {
   b.shl(two_col, quad_col, imm(1));
   if (layout.tile_rows != nx::kKeyBlock) {  // the tile's first row is not the block's first key
     const Reg block_key0 = b.temp(Type::kS32, "block_key0");
-    b.shl(block_key0, last_block, imm(7));
-    static_assert(nx::kKeyBlock == 1 << 7, "key0 = block << 7");
+    emit_block_key0(b, block_key0, last_block);
     const Reg shift = b.temp(Type::kS32, "diag_shift");
     b.sub(shift, tile_row0(), block_key0);
     b.sub(two_col, two_col, shift);
@@ -279,19 +284,8 @@ void WgmmaEmitter::block_codes(const BlockScale &scale) {
 }
 
 void WgmmaEmitter::rescale_o(const BlockScale &scale) {
-  const Reg either = b.temp(Type::kPred, "need_either");
-  b.or_(either, scale.need[0], scale.need[1]);
-  const Reg any = b.temp(Type::kPred, "need_any");
-  b.vote_any(any, either);
-  if_(any, false, [&] {
-    for (int i = 0; i < kDv / 8; ++i)
-      for (int h = 0; h < 2; ++h)
-        for (int e = 0; e < 2; ++e) {
-          const Reg r = o[size_t(reg_of(i, h, e))];
-          b.mul(r, r, scale.alpha[size_t(h)]);
-        }
-    for (int h = 0; h < 2; ++h) b.mul(l[size_t(h)], l[size_t(h)], scale.alpha[size_t(h)]);
-  });
+  const auto o_element = [&](int i, int h, int e) { return o[size_t(reg_of(i, h, e))]; };
+  emit_rescale_o(b, scale.need, scale.alpha, kDv / 8, o_element, l, "SKIP");
 }
 
 // The whole softmax of a block, after its P V (if any) is folded: scale, codes, then O's rescale.
@@ -303,14 +297,9 @@ void WgmmaEmitter::softmax(bool first_block) {
 
 // O = O + unscale acc, l = l + unscale rowsum (numerics.h): one FFMA per element.
 void WgmmaEmitter::fold() {
-  for (int i = 0; i < kDv / 8; ++i)
-    for (int h = 0; h < 2; ++h)
-      for (int e = 0; e < 2; ++e) {
-        const Reg r = o[size_t(reg_of(i, h, e))];
-        b.fma(r, acc[size_t(reg_of(i, h, e))], unscale[size_t(h)], r);
-      }
-  for (int h = 0; h < 2; ++h)
-    b.fma(l[size_t(h)], acc[size_t(kRowSumReg + 2 * h)], unscale[size_t(h)], l[size_t(h)]);
+  emit_fold(b, unscale, 0, kDv / 8, [&](int i, int h, int e) { return o[size_t(reg_of(i, h, e))]; },
+            [&](int i, int h, int e) { return acc[size_t(reg_of(i, h, e))]; }, l,
+            [&](int h) { return acc[size_t(kRowSumReg + 2 * h)]; });
 }
 
 // The A fragments of P V from lean P's y (code_exponents) or exact P's values (exact_p_values): step kk,
@@ -328,7 +317,8 @@ void WgmmaEmitter::pack_p() {
           const Reg hi = b.temp(Type::kB32, "codes_hi");
           emit_lean_code_pairs(b, lo, s[size_t(reg_of(c0, h, 0))], s[size_t(reg_of(c0, h, 1))], code_zero);
           emit_lean_code_pairs(b, hi, s[size_t(reg_of(c1, h, 0))], s[size_t(reg_of(c1, h, 1))], code_zero);
-          b.prmt(dst, lo, hi, imm(kLowBytesOfHalves));
+          // The codes in the low byte of each half of both pairs (emit_lean_code_pairs), in key order.
+          b.prmt(dst, lo, hi, imm(prmt_selector(0, 2, 4, 6)));
         } else {
           const std::array<Reg, 2> codes = {b.temp(Type::kB16, "codes_lo"), b.temp(Type::kB16, "codes_hi")};
           std::array<Reg, 2> residual_codes;

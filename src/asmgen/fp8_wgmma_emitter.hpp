@@ -44,6 +44,10 @@ namespace nx = zyfa::numerics;
 constexpr int kWarpSize = 32;
 constexpr int kWarpgroupThreads = 128;
 constexpr int kWarpsPerWarpgroup = 4;
+// A thread's warp is tid >> kWarpShift, its warpgroup tid >> kWarpgroupShift.
+constexpr int kWarpShift = 5;
+constexpr int kWarpgroupShift = 7;
+static_assert(1 << kWarpShift == kWarpSize && 1 << kWarpgroupShift == kWarpgroupThreads, "the shifts divide tid");
 constexpr int threads(int consumers) { return (1 + consumers) * kWarpgroupThreads; }
 constexpr int kPairedConsumers = 2;  // the ping-pong schedule's
 constexpr int kSerialConsumers = 3;  // the serialized schedule's
@@ -74,19 +78,20 @@ static_assert(budget_fits(kCopyProducerRegisters, kWideConsumerRegisters, kPaire
 constexpr int kSerialConsumerRegisters = 160;
 static_assert(budget_fits(kCopyProducerRegisters, kSerialConsumerRegisters, kSerialConsumers),
               "the four warpgroups' budgets must fit the registers the launch allocated");
+// d_qk = 192: S takes 1.5x the tensor time of d = 128's for the same softmax, which changes the register budget
+// below and two choices of the consumer (fp8_wgmma_consumer.cpp).
+constexpr int kWideHeadDimQK = 192;
 struct RegisterBudget {
   int producer, consumer;
 };
 constexpr RegisterBudget register_budget(bool vt_prepass, int d_qk, int consumers) {
   if (consumers == kSerialConsumers) return {kCopyProducerRegisters, kSerialConsumerRegisters};
-  return vt_prepass && d_qk == 192 ? RegisterBudget{kCopyProducerRegisters, kWideConsumerRegisters}
-                                   : RegisterBudget{kProducerRegisters, kConsumerRegisters};
+  return vt_prepass && d_qk == kWideHeadDimQK ? RegisterBudget{kCopyProducerRegisters, kWideConsumerRegisters}
+                                               : RegisterBudget{kProducerRegisters, kConsumerRegisters};
 }
 
 // ---- the products
-constexpr int kRowsPerConsumer = 64;  // the M of wgmma
-constexpr int kMmaK = 32;                                       // e4m3 wgmma: k32, 32 bytes of a row
-constexpr int kDv = 128;
+constexpr int kMmaK = 32;                // e4m3 wgmma: k32, 32 bytes of a row
 constexpr int kOnesRows = 8;             // rows of 1.0 appended to V^T: an n8 of row sums
 constexpr int kPvN = kDv + kOnesRows;    // N of O += P V^T
 constexpr int kScoreRegs = nx::kKeyBlock / 2;  // m64n128 fp32: 64 per thread
@@ -96,10 +101,15 @@ constexpr int kChunks = nx::kKeyBlock / 8;     // n8 column chunks of S
 constexpr int kPvSteps = nx::kKeyBlock / kMmaK;
 constexpr int kPRegs = 4 * kPvSteps;           // A fragments: 4 registers of 4 codes per k32 step
 constexpr int kRowSumReg = 4 * (kDv / 8);      // the row-sum chunk: register 64 (row g), 66 (row g + 8)
+// A consumer's rows by warp: the wgmma accumulator gives each warp 16 rows, and each thread rows g and g + 8 of
+// them (g = lane / 4).
+constexpr int kRowsPerWarp = kRowsPerConsumer / kWarpsPerWarpgroup;
+constexpr int kSecondRowOffset = 8;
+static_assert(kRowsPerWarp == 2 * kSecondRowOffset, "a thread's two rows are g and g + 8 of its warp's 16");
 static_assert(nx::kKeyBlock == 2 * kRowsPerConsumer,
               "a consumer's 64 rows start at 0 or 64 within a key block: its diagonal lies in one block");
 static_assert(kPvN % 8 == 0 && kPvN <= 256, "the N of an e4m3 wgmma");
-static_assert(kVtDims == kDv && kVtWarps == kWarpsPerWarpgroup, "the producer warpgroup transposes V");
+static_assert(kVtWarps == kWarpsPerWarpgroup, "the producer warpgroup transposes V");
 
 // ---- shared memory
 // K, V and V^T buffers each: as many as shared memory holds, up to kMaxStages (an FP8 block is consumed
@@ -111,6 +121,7 @@ constexpr int kVRowBytes = 128;
 constexpr int kSwizzleGroupRows = 8;  // a swizzle atom is 8 rows
 static_assert(kVRowBytes == kVtRowBytes && kSwizzleGroupRows == kVtSwizzleRows, "one swizzle rule for V and V^T");
 constexpr int kAtomAlign = 1024;
+constexpr int kMbarrierBytes = sizeof(uint64_t);  // an mbarrier object: 8 bytes, 8-aligned
 constexpr uint32_t kE4m3OneX4 = 0x38383838u;  // four e4m3 1.0
 // wgmma descriptor swizzle modes (bits 62-63).
 constexpr uint64_t kDescSwizzle128 = 1, kDescSwizzle64 = 2;

@@ -3,6 +3,7 @@
 // V^T that the call wrote into its workspace, by thread 0 alone.
 #include <vector>
 
+#include "asmgen/fp8_recurrence.hpp"
 #include "asmgen/fp8_wgmma_emitter.hpp"
 
 namespace zyfa::asmgen::fp8w {
@@ -40,8 +41,7 @@ void WgmmaEmitter::issue_q() {
 
 void WgmmaEmitter::issue_kv(Reg block) {
   const Reg key0 = b.temp(Type::kS32, "key0");
-  b.shl(key0, block, imm(7));
-  static_assert(nx::kKeyBlock == 1 << 7, "key0 = block << 7");
+  emit_block_key0(b, key0, block);
   const Reg parity = b.temp(Type::kU32, "empty_parity");
   b.xor_(parity, issue_ring.phase, imm(1));
   b.mbar_wait(barrier(kKEmpty, issue_ring.index), parity);

@@ -37,7 +37,7 @@ SharedLayout shared_layout(const Variant &v) {
   L.k_bytes = nx::kKeyBlock * v.d_qk;
   L.v_bytes = v.vt_prepass ? 0 : nx::kKeyBlock * kVRowBytes;  // V as TMA lands it, for the transposition
   L.vt_bytes = kPvN * kVRowBytes;
-  const int fixed = L.q_bytes + 8 * kBarrierCount + kAtomAlign;  // the base is rounded up to an atom
+  const int fixed = L.q_bytes + kMbarrierBytes * kBarrierCount + kAtomAlign;  // the base is rounded up to an atom
   const int per_stage = L.k_bytes + L.v_bytes + L.vt_bytes;
   L.stages = std::min(kMaxStages, (kMaxSharedBytes - fixed) / per_stage);
   L.q = 0;
@@ -45,7 +45,7 @@ SharedLayout shared_layout(const Variant &v) {
   L.v = L.k + L.stages * L.k_bytes;
   L.vt = L.v + L.stages * L.v_bytes;
   L.barriers = L.vt + L.stages * L.vt_bytes;
-  L.bytes = L.barriers + 8 * kBarrierCount + kAtomAlign;
+  L.bytes = L.barriers + kMbarrierBytes * kBarrierCount + kAtomAlign;
   return L;
 }
 
@@ -85,8 +85,7 @@ WgmmaEmitter::WgmmaEmitter(Program &program, const Variant &v)
 
 Reg WgmmaEmitter::tile_row0(const char *name) {
   const Reg row0 = b.temp(Type::kS32, name);
-  if (layout.tile_rows == 1 << 7) b.shl(row0, tile, imm(7));
-  else b.mul_lo(row0, tile, imm(layout.tile_rows));
+  emit_tile_row0(b, row0, tile, layout.tile_rows);
   return row0;
 }
 
@@ -95,8 +94,7 @@ Reg WgmmaEmitter::last_key_block(Reg last_row) {
   const Reg seq_last = b.temp(Type::kS32, "seq_last_key");
   b.sub(seq_last, param(Type::kS32, offsetof(Fp8AttentionParams, seqlen), "seqlen"), imm(1));
   b.min(last, last_row, seq_last);
-  b.shr(last, last, imm(7));
-  static_assert(nx::kKeyBlock == 1 << 7, "block = key >> 7");
+  emit_key_block(b, last, last);
   return last;
 }
 
@@ -111,10 +109,10 @@ Reg WgmmaEmitter::tensor_map(size_t field) {
 Reg WgmmaEmitter::barrier(int which, Reg stage) {
   const Reg addr = b.temp(Type::kU32, "mbar");
   if (stage.valid()) {
-    b.mad_lo(addr, stage, imm(8), smem);
-    b.add(addr, addr, imm(layout.barriers + 8 * which));
+    b.mad_lo(addr, stage, imm(kMbarrierBytes), smem);
+    b.add(addr, addr, imm(layout.barriers + kMbarrierBytes * which));
   } else {
-    b.add(addr, smem, imm(layout.barriers + 8 * which));
+    b.add(addr, smem, imm(layout.barriers + kMbarrierBytes * which));
   }
   return addr;
 }
@@ -144,8 +142,8 @@ void WgmmaEmitter::kernel_setup() {
   const Reg tid_u = b.temp(Type::kU32, "tid_u");
   b.read_special(tid_u, Special::kTidX);
   b.mov(tid, tid_u);
-  b.shr(warpgroup, tid, imm(7));
-  b.shr(warp, tid, imm(5));
+  b.shr(warpgroup, tid, imm(kWarpgroupShift));
+  b.shr(warp, tid, imm(kWarpShift));
   b.and_(warp, warp, imm(kWarpsPerWarpgroup - 1));
   b.and_(lane, tid, imm(kWarpSize - 1));
   // Constants ptxas can see through: a wgmma's scale-d then becomes PT or !PT, not a VOTEU per product.
@@ -202,7 +200,6 @@ void WgmmaEmitter::for_each_tile(const std::function<void()> &tile_body) {
 
 Program build_fp8_wgmma_attention(const Variant &v) {
   using fp8w::WgmmaEmitter;
-  check_variant(v);
   Program prog = fp8_attention_program(v, fp8w::threads(v.consumers), fp8w::shared_layout(v).bytes);
   WgmmaEmitter e(prog, v);
   Builder &b = e.b;

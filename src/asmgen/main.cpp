@@ -37,7 +37,7 @@ int main(int argc, char **argv) {
   std::string manifest;
   for (const Variant &v : variants()) {
     try {
-      const Program prog = v.schedule == Schedule::kWgmma ? build_fp8_wgmma_attention(v) : build_fp8_attention(v);
+      const Program prog = build_fp8_kernel(v);
       if (!write_file(dir + "/" + v.name + ".ptx", print_ptx(prog))) return 1;
       manifest += v.name + " " + prog.entry + " " + std::to_string(prog.threads) + " " +
                   std::to_string(prog.dynamic_smem_bytes) + " " + std::to_string(v.d_qk) + " " +

@@ -39,7 +39,7 @@ const std::vector<Variant> &variants() {
 void check_variant(const Variant &v) {
   const auto fail = [&](const char *why) { throw std::logic_error(v.name + ": " + why); };
   const bool wgmma = v.schedule == Schedule::kWgmma;
-  if (v.d_v != 128) fail("d_v must be 128");
+  if (v.d_v != kDv) fail("d_v must be 128");
   if (v.split_p && v.lean_p) fail("split P splits exact P: lean_p must be false");
   if (v.overlaps_prepass && !v.vt_prepass) fail("overlaps_prepass needs vt_prepass");
   if (!wgmma && (v.split_p || v.vt_prepass || v.consumers != 2))
@@ -48,7 +48,6 @@ void check_variant(const Variant &v) {
 }
 
 int query_tile_rows(const Variant &v) {
-  constexpr int kRowsPerConsumer = 64;  // the M of a wgmma
   return v.schedule == Schedule::kWgmma ? kRowsPerConsumer * v.consumers : numerics::kQueryTile;
 }
 

@@ -164,7 +164,7 @@ int interpret(const InterpretedCase &tc, HostAttention &h, bool wgmma, bool vt_p
 
   asmgen::Fp8AttentionParams params = kernels::fp8_attention_params(p, schedule);
   if (wgmma) interpreted_maps(&params, p, uint32_t(tile_rows));
-  const asmgen::Program prog = wgmma ? asmgen::build_fp8_wgmma_attention(variant) : asmgen::build_fp8_attention(variant);
+  const asmgen::Program prog = asmgen::build_fp8_kernel(variant);
   asmgen::Interpreter interp(prog);
   interp.add_region(h.q.data(), h.q.size_bytes(), false);
   interp.add_region(h.k.data(), h.k.size_bytes(), false);
@@ -369,9 +369,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8InterpretedWgmmaVt, ::testing::ValuesIn(vt_c
 // The emitted program is the same list every time (what the PTX determinism test sees, one level up).
 TEST(Fp8Emitter, SameProgramTwice) {
   for (const asmgen::Variant &v : asmgen::variants()) {
-    const auto build = v.schedule == asmgen::Schedule::kWgmma ? asmgen::build_fp8_wgmma_attention
-                                                              : asmgen::build_fp8_attention;
-    const asmgen::Program a = build(v), b = build(v);
+    const asmgen::Program a = asmgen::build_fp8_kernel(v), b = asmgen::build_fp8_kernel(v);
     EXPECT_GT(a.code.size(), 1000u) << v.name;
     EXPECT_TRUE(asmgen::print_ptx(a) == asmgen::print_ptx(b)) << v.name << ": two builds print different PTX";
   }
@@ -383,7 +381,7 @@ TEST(Fp8Emitter, OnlyKernelsThatOverlapThePrePassWaitForIt) {
   int overlapping = 0;
   for (const asmgen::Variant &v : asmgen::variants()) {
     if (v.schedule != asmgen::Schedule::kWgmma) continue;
-    const asmgen::Program program = asmgen::build_fp8_wgmma_attention(v);
+    const asmgen::Program program = asmgen::build_fp8_kernel(v);
     const auto waits = std::count_if(program.code.begin(), program.code.end(),
                                      [](const asmgen::Instr &in) { return in.op == asmgen::Op::kGridDependencyWait; });
     if (v.overlaps_prepass) {
