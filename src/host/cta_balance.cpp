@@ -93,7 +93,7 @@ void balance_tail(std::vector<Job> *table, int64_t grid) {
   // would not hold the longer table.
   const std::vector<int64_t> before = blocks_per_cta(*table, grid), after = blocks_per_cta(out, grid);
   if (*std::max_element(after.begin(), after.end()) >= *std::max_element(before.begin(), before.end())) return;
-  if (int64_t(out.size()) > int64_t(INT32_MAX) - grid) return;
+  if (!fits_strided_walk(int64_t(out.size()), grid)) return;
   *table = std::move(out);
 }
 

@@ -38,12 +38,8 @@ PlanKey plan_key_of(const Problem &problem, int device, uint64_t context) {
 
 namespace {
 
-// The kernels index jobs and tiles with int32 (Job's fields, Schedule::n_jobs, blockIdx arithmetic).
-constexpr int64_t kMaxInt32Index = INT32_MAX;
-// A persistent CTA steps its job index by the grid until it passes the last job, so a table stays this far
-// below INT32_MAX: more CTAs than any persistent grid (multiprocessors x CTAs per multiprocessor) launches.
-constexpr int64_t kGridStepMargin = int64_t(1) << 16;
-constexpr int64_t kMaxJobs = kMaxInt32Index - kGridStepMargin;
+// The kernels index tiles with int32 too (Job's fields); jobs are bounded by kMaxJobs (kernels/job.h).
+constexpr int64_t kMaxTileIndex = INT32_MAX;
 
 Job make_job(int64_t b, int64_t head, int64_t pair, int64_t tiles) {
   const int64_t partner = tiles - 1 - pair;
@@ -73,7 +69,7 @@ zyfa_status build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int
   const int64_t tiles = (seqlen - 1) / tile_rows + 1;  // no overflow near INT64_MAX
   const int64_t pairs = tiles / 2 + tiles % 2;                    // the middle tile of an odd T counts as one
   int64_t heads_total = 0, n_jobs = 0;
-  if (tiles > kMaxInt32Index || __builtin_mul_overflow(batch, nheads, &heads_total) ||
+  if (tiles > kMaxTileIndex || __builtin_mul_overflow(batch, nheads, &heads_total) ||
       __builtin_mul_overflow(heads_total, pairs, &n_jobs) || n_jobs > kMaxJobs) {
     return fail(ZYFA_STATUS_SIZE_OVERFLOW,
                 "job table: batch = %lld, nheads = %lld, seqlen = %lld need %lld query tiles per head and "
@@ -298,7 +294,7 @@ struct PlanCache::Impl {
     }
     int64_t walkers = std::max<int64_t>(int64_t(sms) * key.ctas_per_sm / key.heads_per_job, 1);
     if (key.max_walkers > 0) walkers = std::min<int64_t>(walkers, key.max_walkers);
-    const int64_t grid = std::min({walkers, int64_t(table.size()), kGridStepMargin});
+    const int64_t grid = std::min({walkers, int64_t(table.size()), kMaxPersistentGrid});
     try {
       balance_tail(&table, grid);
     } catch (const std::bad_alloc &) {
@@ -321,7 +317,7 @@ struct PlanCache::Impl {
     plan->place = place;
     plan->bytes = bytes;
     plan->schedule.jobs = static_cast<const Job *>(device_table);
-    plan->schedule.n_jobs = int32_t(n_jobs);  // build_job_table and balance_tail bound it by INT32_MAX
+    plan->schedule.n_jobs = int32_t(n_jobs);  // build_job_table and balance_tail bound it (kernels/job.h)
     plan->schedule.grid = int32_t(grid);
     plan->schedule.heads_per_job = key.heads_per_job;
     // From here the shared_ptr owns the table; if it cannot allocate its control block it defers it.

@@ -46,27 +46,41 @@ zyfa_strides layout_strides(zyfa_layout layout, int64_t seqlen, int64_t heads, i
   return {heads * seqlen * dim, dim, seqlen * dim};  // BHSD
 }
 
+// Where the bytes from an array's first element to one past its last overflow 64 bits: the array holds
+// `inner` contiguous elements at every index of `extents` (each extent >= 1), `strides` elements apart.
+enum class SpanOverflow { kNone, kLastOffset, kBytes };
+template <size_t N>
+SpanOverflow span_bytes(const int64_t (&extents)[N], const int64_t (&strides)[N], int64_t inner,
+                        int64_t element_bytes, int64_t *elements, int64_t *bytes) {
+  int64_t last = inner - 1;  // the offset of the last element, in elements
+  for (size_t i = 0; i < N; ++i) {
+    int64_t term = 0;
+    if (mul_overflows(extents[i] - 1, strides[i], &term) || add_overflows(last, term, &last)) {
+      return SpanOverflow::kLastOffset;
+    }
+  }
+  if (add_overflows(last, 1, elements) || mul_overflows(*elements, element_bytes, bytes)) return SpanOverflow::kBytes;
+  return SpanOverflow::kNone;
+}
+
 // The number of bytes from the tensor's first element to one past its last, or an overflow status.
 zyfa_status tensor_extent_bytes(const TensorSpec &t, int64_t batch, int64_t seqlen, int64_t *bytes) {
   const int64_t extents[3] = {batch, seqlen, t.heads};
   const int64_t strides[3] = {t.strides.batch, t.strides.seq, t.strides.head};
-  int64_t last = t.dim - 1;  // the offset of the last element, in elements
-  for (int i = 0; i < 3; ++i) {
-    int64_t term = 0;
-    if (mul_overflows(extents[i] - 1, strides[i], &term) || add_overflows(last, term, &last)) {
+  int64_t elements = 0;
+  switch (span_bytes(extents, strides, t.dim, t.element_bytes, &elements, bytes)) {
+    case SpanOverflow::kNone: return ZYFA_STATUS_SUCCESS;
+    case SpanOverflow::kLastOffset:
       return fail(ZYFA_STATUS_SIZE_OVERFLOW,
                   "desc->%s: the offset of its last element overflows 64 bits (extents %lld, %lld, %lld; strides "
                   "%lld, %lld, %lld elements)",
                   t.name, (long long)extents[0], (long long)extents[1], (long long)extents[2],
                   (long long)strides[0], (long long)strides[1], (long long)strides[2]);
-    }
+    case SpanOverflow::kBytes: break;
   }
-  if (add_overflows(last, 1, &last) || mul_overflows(last, t.element_bytes, bytes)) {
-    return fail(ZYFA_STATUS_SIZE_OVERFLOW,
-                "desc->%s: its size in bytes overflows 64 bits (%lld elements from first to last, %lld bytes each)",
-                t.name, (long long)last, (long long)t.element_bytes);
-  }
-  return ZYFA_STATUS_SUCCESS;
+  return fail(ZYFA_STATUS_SIZE_OVERFLOW,
+              "desc->%s: its size in bytes overflows 64 bits (%lld elements from first to last, %lld bytes each)",
+              t.name, (long long)elements, (long long)t.element_bytes);
 }
 
 zyfa_status check_strides(const TensorSpec &t, int64_t batch, int64_t seqlen, bool written) {
@@ -149,13 +163,14 @@ zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int
                     "otherwise)",
                     name, (long long)d.batch_stride, (long long)d.head_stride);
       }
-      int64_t last = 0, term = 0;
-      if (mul_overflows(batch - 1, d.batch_stride, &last) || mul_overflows(nheads_k - 1, d.head_stride, &term) ||
-          add_overflows(last, term, &last)) {
-        return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: the offset of its last element overflows 64 bits", name);
-      }
-      if (add_overflows(last, 1, &last) || mul_overflows(last, int64_t(sizeof(float)), device_bytes)) {
-        return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: its size in bytes overflows 64 bits", name);
+      const int64_t extents[2] = {batch, nheads_k}, strides[2] = {d.batch_stride, d.head_stride};
+      int64_t elements = 0;
+      switch (span_bytes(extents, strides, 1, int64_t(sizeof(float)), &elements, device_bytes)) {
+        case SpanOverflow::kNone: break;
+        case SpanOverflow::kLastOffset:
+          return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: the offset of its last element overflows 64 bits", name);
+        case SpanOverflow::kBytes:
+          return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: its size in bytes overflows 64 bits", name);
       }
       *out = Descale{1.0f, d.ptr, d.batch_stride, d.head_stride};
       return ZYFA_STATUS_SUCCESS;

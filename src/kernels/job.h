@@ -7,6 +7,7 @@
 #define ZYFA_KERNELS_JOB_H_
 
 #include <cstdint>
+#include <climits>
 
 namespace zyfa {
 
@@ -20,6 +21,16 @@ struct alignas(16) Job {
   int32_t tile_second;  // kNoTile, or the tile paired with tile_first
 };
 static_assert(sizeof(Job) == 16, "a Job is one 16-byte load for the kernel");
+
+// Job indices are int32 in the kernels, and a persistent CTA steps its index by the grid until it passes the
+// last job: a table of n_jobs walked by `grid` CTAs needs index n_jobs - 1 + grid to fit.
+constexpr int64_t kMaxJobIndex = INT32_MAX;
+constexpr bool fits_strided_walk(int64_t n_jobs, int64_t grid) { return n_jobs - 1 + grid <= kMaxJobIndex; }
+// Tables are built before their grid is known: they leave room for a grid of up to this many CTAs (more
+// than any persistent grid, multiprocessors x CTAs per multiprocessor, launches), and plans cap their grid at it.
+constexpr int64_t kMaxPersistentGrid = int64_t(1) << 16;
+constexpr int64_t kMaxJobs = kMaxJobIndex + 1 - kMaxPersistentGrid;
+static_assert(fits_strided_walk(kMaxJobs, kMaxPersistentGrid), "the largest table fits the largest grid's walk");
 
 }  // namespace zyfa
 
