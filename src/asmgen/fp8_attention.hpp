@@ -21,8 +21,9 @@ Program fp8_attention_program(const Variant &v, int threads, int dynamic_smem_by
 Program build_fp8_kernel(const Variant &v);
 
 // build_fp8_kernel's two schedules, for a variant it has checked.
-// The whole kernel: persistent job loop, query tiles, key blocks (fp8_attention_schedule.cpp).
-Program build_fp8_attention(const Variant &v);
+// The mma.sync schedule: persistent job loop, query tiles, key blocks, cp.async staging, no warp
+// specialization (fp8_mma_sync_schedule.cpp).
+Program build_fp8_mma_sync_attention(const Variant &v);
 // The same kernel on the Hopper schedule: a TMA producer warpgroup, consumer warpgroups of 64 query rows on
 // wgmma (two in ping-pong where the producer transposes V, three where V^T comes from the workspace), per
 // the variant (fp8_wgmma_schedule.cpp).

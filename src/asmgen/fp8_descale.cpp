@@ -2,8 +2,8 @@
 
 #include <cstddef>
 
+#include "asmgen/fp8_job_loop.hpp"
 #include "asmgen/fp8_kernel_params.h"
-#include "asmgen/fp8_recurrence.hpp"
 #include "kernels/numerics.h"
 
 namespace zyfa::asmgen {

@@ -1,12 +1,10 @@
-// The pieces of an FP8 attention kernel that do not depend on its schedule, emitted the same way by the
-// mma.sync schedule (fp8_attention_*.cpp) and the wgmma one (fp8_wgmma_*.cpp): the persistent job loop,
-// numerics.h's recurrence for one row of one key block, and the store of a finished tile. Each schedule
-// keeps only what is its own: where the scores and accumulators live, and how the tiles get there.
+// numerics.h's recurrence for one row of one key block (block max, lazy rescale, codes, fold, causal mask),
+// emitted the same way by the mma.sync schedule (fp8_mma_sync_*.cpp) and the wgmma one (fp8_wgmma_*.cpp).
+// Each schedule keeps only what is its own: where the scores and accumulators live, and how the tiles get there.
 #ifndef ZYFA_ASMGEN_FP8_RECURRENCE_HPP_
 #define ZYFA_ASMGEN_FP8_RECURRENCE_HPP_
 
 #include <array>
-#include <cstddef>
 #include <functional>
 #include <vector>
 
@@ -15,25 +13,10 @@
 
 namespace zyfa::asmgen {
 
-// A field of the kernel's parameter block (Fp8AttentionParams), loaded into a fresh register.
-Reg load_param(Builder &b, Type type, size_t offset, const char *name);
-
-// ---- the job loop
-// The registers of the persistent loop over the plan's job table: the job this CTA is on, the coordinates
-// of the query tile in hand, and the job's second tile (kNoTile when none).
-struct JobLoopRegs {
-  Reg job_index;  // s32
-  Reg batch, head, tile, tile_next, kv_head;  // s32; kv_head = head / group
-};
-// CTA x takes jobs x, x + grid, ...; `tile_body` runs for each of their one or two tiles.
-void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()> &tile_body);
-
-// ---- tiles and key blocks
+// ---- key blocks
 // A key's block is key >> kKeyBlockLog2 and a block's first key block << kKeyBlockLog2: one shift, no multiply.
 constexpr int kKeyBlockLog2 = 7;
 static_assert(numerics::kKeyBlock == 1 << kKeyBlockLog2, "kKeyBlockLog2 is log2 of numerics::kKeyBlock");
-// row0 (s32) = tile * tile_rows, the tile's first query row: a shl where tile_rows is a power of two.
-void emit_tile_row0(Builder &b, Reg row0, Reg tile, int tile_rows);
 // key0 (s32) = the first key of key block `block`.
 void emit_block_key0(Builder &b, Reg key0, Reg block);
 // block (s32) = the key block that holds key `key` (block may be key itself).
@@ -85,20 +68,6 @@ void emit_fold(Builder &b, const std::array<Reg, 2> &unscale, int first_chunk, i
                const std::function<Reg(int chunk, int row, int col)> &o,
                const std::function<Reg(int chunk, int row, int col)> &acc, const std::array<Reg, 2> &l,
                const std::function<Reg(int row)> &rowsum);
-
-// ---- the end of a tile
-// What the store of a finished tile reads: the tile, the thread's two rows, their recurrence state, and O's
-// element (chunk of 8 columns, row 0 or 1 of the thread, column 0 or 1 of the pair).
-struct TileRows {
-  Reg batch, head, tile, quad_col, v_descale;
-  std::array<Reg, 2> tile_row, m, l;
-  int chunks = 0;  // n8 chunks of O's columns
-  std::function<Reg(int chunk, int row, int col)> o;
-  int tile_rows = numerics::kQueryTile;  // rows per tile: the tile's first row is tile * tile_rows
-};
-// out = bf16(O * ((1 / l) * v_descale)) for the rows inside seqlen, in 16-byte chunks (every output row must
-// start on 16 bytes); lse = (m + log2 l) ln 2 where asked for.
-void emit_store_tile(Builder &b, const TileRows &t);
 
 }  // namespace zyfa::asmgen
 

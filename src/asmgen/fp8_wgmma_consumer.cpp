@@ -8,6 +8,7 @@
 
 #include "asmgen/fp8_descale.hpp"
 #include "asmgen/fp8_recurrence.hpp"
+#include "asmgen/fp8_store_tile.hpp"
 #include "asmgen/fp8_wgmma_emitter.hpp"
 
 namespace zyfa::asmgen::fp8w {

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "asmgen/fp8_job_loop.hpp"
 #include "asmgen/fp8_recurrence.hpp"
 #include "asmgen/fp8_wgmma_emitter.hpp"
 

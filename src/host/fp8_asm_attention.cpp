@@ -56,7 +56,7 @@ static_assert(sizeof(CUtensorMap) == sizeof(asmgen::Fp8TensorMap) &&
 // are int32 in the kernel, and rows up to the end of the last tile are formed.
 constexpr int64_t kMaxSeqlen = std::numeric_limits<int32_t>::max() - 2 * kFp8MaxQueryTileRows;
 constexpr int64_t kMaxHeads = std::numeric_limits<int32_t>::max();
-// The epilogue (src/asmgen/fp8_recurrence.cpp) writes whole 16-byte chunks of each output row.
+// The epilogue (src/asmgen/fp8_store_tile.cpp) writes whole 16-byte chunks of each output row.
 bool within_kernel_limits(const Problem &p) {
   return p.fp8() && p.seqlen <= kMaxSeqlen && p.nheads <= kMaxHeads && p.out_rows_in_chunks();
 }

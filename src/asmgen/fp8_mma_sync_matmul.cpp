@@ -4,9 +4,9 @@
 //   acc = P V, rowsum = P 1     a fresh accumulator per block (and half of the output columns); the ones
 //                               operand gives the row sums of exactly the P codes that multiplied V: the
 //                               denominator of the rounded P
-#include "asmgen/fp8_attention_emitter.hpp"
+#include "asmgen/fp8_mma_sync_emitter.hpp"
 
-namespace zyfa::asmgen::fp8 {
+namespace zyfa::asmgen::fp8ms {
 namespace {
 
 template <size_t kTiles>
@@ -17,7 +17,7 @@ void zero(Builder &b, std::array<std::array<Reg, 4>, kTiles> &tiles) {
 
 }  // namespace
 
-void Emitter::scores() {
+void MmaSyncEmitter::scores() {
   zero(b, s);
   for (int kk = 0; kk < layout.qk_steps; ++kk) {
     std::array<Reg, 4> qf;  // A: the warp's 16 rows, k 16 kk .. 16 kk + 15
@@ -36,7 +36,7 @@ void Emitter::scores() {
   }
 }
 
-void Emitter::pv(int half) {
+void MmaSyncEmitter::pv(int half) {
   zero(b, acc);
   const bool with_rowsum = half == 0;
   Reg ones;
@@ -61,4 +61,4 @@ void Emitter::pv(int half) {
   }
 }
 
-}  // namespace zyfa::asmgen::fp8
+}  // namespace zyfa::asmgen::fp8ms

@@ -2,9 +2,9 @@
 // seqlen are zero-filled, never read: the inputs are used in place, not padded by a copy), then widened
 // to f16 rows in shared memory (exact) once they have landed. The schedule issues a key block's copies
 // before the previous block's matrix work, so that their latency hides behind it.
-#include "asmgen/fp8_attention_emitter.hpp"
+#include "asmgen/fp8_mma_sync_emitter.hpp"
 
-namespace zyfa::asmgen::fp8 {
+namespace zyfa::asmgen::fp8ms {
 namespace {
 
 using P = Fp8AttentionParams;
@@ -14,7 +14,7 @@ using P = Fp8AttentionParams;
 struct Chunk {
   Reg row, col;  // row within the block, chunk within the row
 };
-Chunk chunk(Emitter &e, int i, int cols) {
+Chunk chunk(MmaSyncEmitter &e, int i, int cols) {
   Builder &b = e.b;
   const int chunks_per_row = cols / kChunk;
   Chunk c{b.temp(Type::kS32, "chunk_row"), b.temp(Type::kS32, "chunk_col")};
@@ -29,7 +29,7 @@ int chunks_per_thread(int cols) {
   return nx::kKeyBlock * (cols / kChunk) / kThreads;  // 4 at 128 columns, 6 at 192: exact
 }
 // Shared address of `c` in a block stored with `pitch` bytes per row and `chunk_bytes` per chunk.
-Reg chunk_address(Emitter &e, const Chunk &c, int offset, int pitch, int chunk_bytes) {
+Reg chunk_address(MmaSyncEmitter &e, const Chunk &c, int offset, int pitch, int chunk_bytes) {
   Builder &b = e.b;
   const Reg smem = b.temp(Type::kU32, "smem");
   b.read_special(smem, Special::kSmemBase);
@@ -42,7 +42,7 @@ Reg chunk_address(Emitter &e, const Chunk &c, int offset, int pitch, int chunk_b
 
 // cp.async of rows first_row .. first_row + 127 of one head (`head`: the address of its row 0) into the
 // raw buffer at `raw_offset` (rows of `cols` bytes, unpadded).
-void issue_rows(Emitter &e, int raw_offset, int cols, Reg head, size_t seq_stride_field, Reg first_row) {
+void issue_rows(MmaSyncEmitter &e, int raw_offset, int cols, Reg head, size_t seq_stride_field, Reg first_row) {
   Builder &b = e.b;
   const Reg seqlen = e.param(Type::kS32, offsetof(P, seqlen), "seqlen");
   const Reg seq_stride = e.param(Type::kS64, seq_stride_field, "seq_stride");
@@ -68,7 +68,7 @@ void issue_rows(Emitter &e, int raw_offset, int cols, Reg head, size_t seq_strid
 
 // The landed raw rows at `raw_offset` to f16 rows at `f16_offset` (`pitch` bytes apart). Every chunk is
 // loaded before the first conversion.
-void widen_rows(Emitter &e, int raw_offset, int cols, int f16_offset, int pitch) {
+void widen_rows(MmaSyncEmitter &e, int raw_offset, int cols, int f16_offset, int pitch) {
   Builder &b = e.b;
   const int n = chunks_per_thread(cols);
   std::vector<std::array<Reg, 4>> raw(static_cast<size_t>(n));
@@ -96,20 +96,22 @@ void widen_rows(Emitter &e, int raw_offset, int cols, int f16_offset, int pitch)
 
 }  // namespace
 
-void Emitter::issue_q() {
+void MmaSyncEmitter::issue_q() {
   issue_rows(*this, layout.raw_q_offset, layout.d_qk, q_head, offsetof(P, q_seq_stride), row0);
 }
 
-void Emitter::issue_kv(Reg key0) {
+void MmaSyncEmitter::issue_kv(Reg key0) {
   issue_rows(*this, layout.raw_k_offset, layout.d_qk, k_head, offsetof(P, k_seq_stride), key0);
   issue_rows(*this, layout.raw_v_offset, kDv, v_head, offsetof(P, v_seq_stride), key0);
 }
 
-void Emitter::widen_q() { widen_rows(*this, layout.raw_q_offset, layout.d_qk, layout.q_offset, layout.qk_pitch); }
+void MmaSyncEmitter::widen_q() {
+  widen_rows(*this, layout.raw_q_offset, layout.d_qk, layout.q_offset, layout.qk_pitch);
+}
 
-void Emitter::widen_kv() {
+void MmaSyncEmitter::widen_kv() {
   widen_rows(*this, layout.raw_k_offset, layout.d_qk, layout.k_offset, layout.qk_pitch);
   widen_rows(*this, layout.raw_v_offset, kDv, layout.v_offset, kVPitch);
 }
 
-}  // namespace zyfa::asmgen::fp8
+}  // namespace zyfa::asmgen::fp8ms

@@ -1,6 +1,6 @@
-// Internal to the FP8 kernel's emitter: its shape constants, shared-memory layout and the registers that
-// live across stages, with one method per stage. fp8_attention_schedule.cpp strings the stages together;
-// each fp8_attention_<stage>.cpp writes one of them.
+// Internal to the FP8 kernel's mma.sync schedule: its shape constants, shared-memory layout and the registers that
+// live across stages, with one method per stage. fp8_mma_sync_schedule.cpp strings the stages together;
+// each fp8_mma_sync_<stage>.cpp writes one of them.
 //
 // Shape (first version: mma.sync, cp.async, no TMA, no warp specialization): a CTA of 8 warps takes one
 // query tile of 128 rows, 16 per warp, and walks its key blocks of 128 keys. All 256 threads copy K and V
@@ -12,8 +12,8 @@
 // mma.sync (m16n8k32) is no faster on sm_90a: ptxas emulates it with F2FP unpacks, two HMMA.16816 into
 // zero accumulators and four FADDs each (seen in its SASS), which also doubled the register demand.
 // Inputs are widened once, while staging; P codes are widened by cvt.rn.f16x2.e4m3x2.
-#ifndef ZYFA_ASMGEN_FP8_ATTENTION_EMITTER_HPP_
-#define ZYFA_ASMGEN_FP8_ATTENTION_EMITTER_HPP_
+#ifndef ZYFA_ASMGEN_FP8_MMA_SYNC_EMITTER_HPP_
+#define ZYFA_ASMGEN_FP8_MMA_SYNC_EMITTER_HPP_
 
 #include <array>
 #include <cstddef>
@@ -24,7 +24,7 @@
 #include "asmgen/variants.hpp"
 #include "kernels/numerics.h"
 
-namespace zyfa::asmgen::fp8 {
+namespace zyfa::asmgen::fp8ms {
 
 namespace nx = zyfa::numerics;
 
@@ -63,25 +63,25 @@ struct Layout {
 };
 Layout layout_of(const Variant &v);
 
-class Emitter {
+class MmaSyncEmitter {
  public:
-  Emitter(Program &program, const Variant &variant);
+  MmaSyncEmitter(Program &program, const Variant &variant);
 
   // ---- stages, in the order the schedule runs them
-  void thread_constants();                          // fp8_attention_setup.cpp
-  void tile_setup();                                // fp8_attention_setup.cpp (batch, head, tile set)
-  void issue_q();                                   // fp8_attention_load.cpp
-  void issue_kv(Reg key0);                          // fp8_attention_load.cpp
-  void widen_q();                                   // fp8_attention_load.cpp
-  void widen_kv();                                  // fp8_attention_load.cpp
-  void init_row_state();                            // fp8_attention_softmax.cpp
-  void scores();                                    // fp8_attention_matmul.cpp
-  void mask_diagonal();                             // fp8_attention_softmax.cpp
-  void block_max_and_rescale();                     // fp8_attention_softmax.cpp
-  void p_codes();                                   // fp8_attention_softmax.cpp
-  void pv(int half);                                // fp8_attention_matmul.cpp
-  void fold(int half);                              // fp8_attention_softmax.cpp
-  void epilogue();                                  // fp8_attention_epilogue.cpp
+  void thread_constants();                          // fp8_mma_sync_setup.cpp
+  void tile_setup();                                // fp8_mma_sync_setup.cpp (batch, head, tile set)
+  void issue_q();                                   // fp8_mma_sync_load.cpp
+  void issue_kv(Reg key0);                          // fp8_mma_sync_load.cpp
+  void widen_q();                                   // fp8_mma_sync_load.cpp
+  void widen_kv();                                  // fp8_mma_sync_load.cpp
+  void init_row_state();                            // fp8_mma_sync_softmax.cpp
+  void scores();                                    // fp8_mma_sync_matmul.cpp
+  void mask_diagonal();                             // fp8_mma_sync_softmax.cpp
+  void block_max_and_rescale();                     // fp8_mma_sync_softmax.cpp
+  void p_codes();                                   // fp8_mma_sync_softmax.cpp
+  void pv(int half);                                // fp8_mma_sync_matmul.cpp
+  void fold(int half);                              // fp8_mma_sync_softmax.cpp
+  void epilogue();                                  // fp8_mma_sync_epilogue.cpp
 
   // A kernel parameter (ld.param into a fresh register, so that ptxas keeps it in the constant bank).
   Reg param(Type type, size_t offset, const char *name);
@@ -116,6 +116,6 @@ class Emitter {
   std::array<Reg, 4> rowsum;                      // the row sums of P (ones-column MMA, first half)
 };
 
-}  // namespace zyfa::asmgen::fp8
+}  // namespace zyfa::asmgen::fp8ms
 
-#endif  // ZYFA_ASMGEN_FP8_ATTENTION_EMITTER_HPP_
+#endif  // ZYFA_ASMGEN_FP8_MMA_SYNC_EMITTER_HPP_

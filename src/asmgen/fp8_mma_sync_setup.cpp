@@ -2,11 +2,11 @@
 // (heads, base addresses, descales, the diagonal mask's limits).
 #include <cmath>
 
-#include "asmgen/fp8_attention_emitter.hpp"
 #include "asmgen/fp8_descale.hpp"
-#include "asmgen/fp8_recurrence.hpp"
+#include "asmgen/fp8_job_loop.hpp"
+#include "asmgen/fp8_mma_sync_emitter.hpp"
 
-namespace zyfa::asmgen::fp8 {
+namespace zyfa::asmgen::fp8ms {
 
 Layout layout_of(const Variant &v) {
   Layout L;
@@ -23,7 +23,7 @@ Layout layout_of(const Variant &v) {
   return L;
 }
 
-Emitter::Emitter(Program &program, const Variant &v) : b(program), variant(v), layout(layout_of(v)) {
+MmaSyncEmitter::MmaSyncEmitter(Program &program, const Variant &v) : b(program), variant(v), layout(layout_of(v)) {
   tid = b.reg(Type::kS32, "thread");
   warp = b.reg(Type::kS32, "warp");
   lane = b.reg(Type::kS32, "lane");
@@ -62,9 +62,9 @@ Emitter::Emitter(Program &program, const Variant &v) : b(program), variant(v), l
   for (int e = 0; e < 4; ++e) rowsum[e] = b.reg(Type::kF32, indexed("rowsum", e));
 }
 
-Reg Emitter::param(Type type, size_t offset, const char *name) { return load_param(b, type, offset, name); }
+Reg MmaSyncEmitter::param(Type type, size_t offset, const char *name) { return load_param(b, type, offset, name); }
 
-void Emitter::thread_constants() {
+void MmaSyncEmitter::thread_constants() {
   const Reg tid_u = b.temp(Type::kU32, "tid_u");
   b.read_special(tid_u, Special::kTidX);
   b.mov(tid, tid_u);
@@ -124,7 +124,7 @@ void Emitter::thread_constants() {
 namespace {
 
 // *addr = base + b * batch_stride + h * head_stride (element strides, 1-byte elements).
-void head_address(Emitter &e, Reg addr, size_t base, size_t batch_stride, size_t head_stride, Reg b64, Reg h64) {
+void head_address(MmaSyncEmitter &e, Reg addr, size_t base, size_t batch_stride, size_t head_stride, Reg b64, Reg h64) {
   Builder &b = e.b;
   b.mov(addr, e.param(Type::kU64, base, "tensor"));
   const Reg off = b.temp(Type::kS64, "head_off");
@@ -135,7 +135,7 @@ void head_address(Emitter &e, Reg addr, size_t base, size_t batch_stride, size_t
 
 }  // namespace
 
-void Emitter::tile_setup() {
+void MmaSyncEmitter::tile_setup() {
   using P = Fp8AttentionParams;
   emit_tile_row0(b, row0, tile, nx::kQueryTile);
 
@@ -164,4 +164,4 @@ void Emitter::tile_setup() {
   }
 }
 
-}  // namespace zyfa::asmgen::fp8
+}  // namespace zyfa::asmgen::fp8ms

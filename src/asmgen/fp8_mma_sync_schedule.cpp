@@ -17,31 +17,16 @@
 // The Hopper schedule (TMA, wgmma, warp specialization) is fp8_wgmma_schedule.cpp; the numerics are the same.
 #include "asmgen/fp8_attention.hpp"
 
-#include "asmgen/fp8_attention_emitter.hpp"
+#include "asmgen/fp8_job_loop.hpp"
+#include "asmgen/fp8_mma_sync_emitter.hpp"
 #include "asmgen/fp8_recurrence.hpp"
 
 namespace zyfa::asmgen {
 
-std::string fp8_attention_entry(const Variant &v) { return "zyfa_" + v.name + "_attention"; }
-
-Program fp8_attention_program(const Variant &v, int threads, int dynamic_smem_bytes) {
-  Program prog;
-  prog.entry = fp8_attention_entry(v);
-  prog.threads = threads;
-  prog.param_bytes = int(sizeof(Fp8AttentionParams));
-  prog.dynamic_smem_bytes = dynamic_smem_bytes;
-  return prog;
-}
-
-Program build_fp8_kernel(const Variant &v) {
-  check_variant(v);
-  return v.schedule == Schedule::kWgmma ? build_fp8_wgmma_attention(v) : build_fp8_attention(v);
-}
-
-Program build_fp8_attention(const Variant &v) {
-  using fp8::Emitter;
-  Program prog = fp8_attention_program(v, fp8::kThreads, fp8::layout_of(v).bytes);
-  Emitter e(prog, v);
+Program build_fp8_mma_sync_attention(const Variant &v) {
+  using fp8ms::MmaSyncEmitter;
+  Program prog = fp8_attention_program(v, fp8ms::kThreads, fp8ms::layout_of(v).bytes);
+  MmaSyncEmitter e(prog, v);
   Builder &b = e.b;
 
   e.thread_constants();
@@ -88,7 +73,7 @@ Program build_fp8_attention(const Variant &v) {
     b.place(after_mask);
     e.block_max_and_rescale();
     e.p_codes();
-    for (int half = 0; half < fp8::kPvHalves; ++half) {
+    for (int half = 0; half < fp8ms::kPvHalves; ++half) {
       e.pv(half);
       e.fold(half);
     }

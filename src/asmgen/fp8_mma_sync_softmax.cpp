@@ -4,10 +4,10 @@
 // fold of the block's accumulator, O = O * alpha + unscale acc.
 #include <cmath>
 
-#include "asmgen/fp8_attention_emitter.hpp"
+#include "asmgen/fp8_mma_sync_emitter.hpp"
 #include "asmgen/fp8_recurrence.hpp"
 
-namespace zyfa::asmgen::fp8 {
+namespace zyfa::asmgen::fp8ms {
 namespace {
 
 // Row r of the thread owns accumulator elements 2r and 2r + 1 of every n8 tile.
@@ -15,7 +15,7 @@ constexpr size_t element_of(int row, int col) { return size_t(2 * row + col); }
 
 }  // namespace
 
-void Emitter::init_row_state() {
+void MmaSyncEmitter::init_row_state() {
   for (auto &o_tile : o)
     for (Reg r : o_tile) b.mov(r, f32(0.0f));
   for (int r = 0; r < 2; ++r) {
@@ -24,11 +24,11 @@ void Emitter::init_row_state() {
   }
 }
 
-void Emitter::mask_diagonal() {
+void MmaSyncEmitter::mask_diagonal() {
   emit_causal_mask(b, diag_limit, kScoreTiles, [&](int j, int h, int e) { return s[size_t(j)][size_t(2 * h + e)]; });
 }
 
-void Emitter::block_max_and_rescale() {
+void MmaSyncEmitter::block_max_and_rescale() {
   std::array<Reg, 2> need, alpha, bmax;
   for (int r = 0; r < 2; ++r) {
     std::vector<Reg> row;
@@ -47,7 +47,7 @@ void Emitter::block_max_and_rescale() {
   }
 }
 
-void Emitter::p_codes() {
+void MmaSyncEmitter::p_codes() {
   const Reg code_zero = variant.lean_p ? emit_lean_code_zero(b) : Reg{};
   // The e4m3 codes of elements 2r (low byte) and 2r + 1 of score tile j, as a b16.
   auto code_pair = [&](int j, int r) {
@@ -83,7 +83,7 @@ void Emitter::p_codes() {
 }
 
 // O's tiles of this half of the columns; the row sums of P come with the first half's P V.
-void Emitter::fold(int half) {
+void MmaSyncEmitter::fold(int half) {
   const int first_tile = half * kAccTiles;
   const auto acc_element = [&](int j, int row, int col) { return acc[size_t(j - first_tile)][element_of(row, col)]; };
   const auto rowsum_of = [&](int row) { return rowsum[size_t(2 * row)]; };
@@ -91,8 +91,8 @@ void Emitter::fold(int half) {
             half == 0 ? std::function<Reg(int)>(rowsum_of) : std::function<Reg(int)>());
 }
 
-std::function<Reg(int, int, int)> Emitter::o_element() {
+std::function<Reg(int, int, int)> MmaSyncEmitter::o_element() {
   return [this](int j, int row, int col) { return o[size_t(j)][element_of(row, col)]; };
 }
 
-}  // namespace zyfa::asmgen::fp8
+}  // namespace zyfa::asmgen::fp8ms
