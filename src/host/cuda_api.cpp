@@ -102,19 +102,19 @@ class ContextScope {
 class OwnerContexts {
  public:
   enum class Found { kNotRecorded, kAlive, kEnded };
-  // Records the current context as `handle`'s, where its ID is `context` (the plan's key).
-  void record(const void *handle, uint64_t context) {
+  // Records the current context as `handle`'s, where its ID is `context_id` (the plan's key).
+  void record(const void *handle, uint64_t context_id) {
     const CUcontext current = current_driver_context();
     unsigned long long id = 0;
-    if (current == nullptr || !driver_context_id(current, &id) || id != context) return;
+    if (current == nullptr || !driver_context_id(current, &id) || id != context_id) return;
     std::lock_guard<std::mutex> lock(mutex_);
-    owners_[Key{handle, context}] = current;
+    owners_[Key{handle, context_id}] = current;
   }
-  // `handle`'s context, and whether it is still the one of ID `context`; `forget` drops the record.
-  Found find(const void *handle, uint64_t context, bool forget, CUcontext *owner) {
+  // `handle`'s context, and whether it is still the one of ID `context_id`; `forget` drops the record.
+  Found find(const void *handle, uint64_t context_id, bool forget, CUcontext *owner) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      const auto it = owners_.find(Key{handle, context});
+      const auto it = owners_.find(Key{handle, context_id});
       if (it == owners_.end()) return Found::kNotRecorded;
       *owner = it->second;
       if (forget) owners_.erase(it);
@@ -123,17 +123,19 @@ class OwnerContexts {
     // CONTEXT_IS_DESTROYED, as the driver does for every call on one); a handle reused by a later
     // context has another ID.
     unsigned long long id = 0;
-    return driver_context_id(*owner, &id) && id == context ? Found::kAlive : Found::kEnded;
+    return driver_context_id(*owner, &id) && id == context_id ? Found::kAlive : Found::kEnded;
   }
 
  private:
   struct Key {
     const void *handle;
-    uint64_t context;
-    bool operator==(const Key &o) const { return handle == o.handle && context == o.context; }
+    uint64_t context_id;
+    bool operator==(const Key &o) const { return handle == o.handle && context_id == o.context_id; }
   };
   struct KeyHash {
-    size_t operator()(const Key &k) const { return std::hash<const void *>{}(k.handle) ^ std::hash<uint64_t>{}(k.context); }
+    size_t operator()(const Key &k) const {
+      return std::hash<const void *>{}(k.handle) ^ std::hash<uint64_t>{}(k.context_id);
+    }
   };
   std::mutex mutex_;
   std::unordered_map<Key, CUcontext, KeyHash> owners_;
@@ -164,7 +166,7 @@ class CudaDeviceMemory final : public DeviceMemory {
       return nullptr;
     }
     try {
-      owners_.record(ptr, place.context);
+      owners_.record(ptr, place.context_id);
     } catch (const std::bad_alloc &) {  // the record's map could not grow: the table is not handed out
       cudaFree(ptr);
       cudaGetLastError();
@@ -190,7 +192,7 @@ class CudaDeviceMemory final : public DeviceMemory {
         return false;
       }
       try {
-        owners_.record(created, place.context);
+        owners_.record(created, place.context_id);
       } catch (const std::bad_alloc &) {  // the record's map could not grow: no event, and the caller knows
         cudaEventDestroy(created);
         cudaGetLastError();
@@ -238,7 +240,7 @@ class CudaDeviceMemory final : public DeviceMemory {
   template <typename F>
   void in_owner(const Place &place, const void *handle, bool forget, F f) {
     CUcontext owner = nullptr;
-    switch (owners_.find(handle, place.context, forget, &owner)) {
+    switch (owners_.find(handle, place.context_id, forget, &owner)) {
       case OwnerContexts::Found::kEnded:
         return;
       case OwnerContexts::Found::kAlive: {

@@ -80,7 +80,7 @@ GridShape grid_shape(const KernelChoice &kernel, const Problem &problem, const P
   const GridShape unpaired{kernel.ctas_per_sm(), 1, 0, rows};
   static std::mutex &mutex = *new std::mutex;  // never destroyed, like the plan cache (exit-time calls)
   static auto &held = *new std::map<std::tuple<int, uint64_t, const KernelChoice *, int64_t, int>, int>;
-  const auto key = std::make_tuple(plan.device, plan.context, &kernel, problem.d_qk, preferred);
+  const auto key = std::make_tuple(plan.device, plan.context_id, &kernel, problem.d_qk, preferred);
   int clusters = 0;
   bool known = false;
   {
@@ -123,10 +123,10 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   if (zyfa_status s = check_split_p(problem, kernel)) return s;
   // Plans are per context: a table allocated in one context cannot be read from another of the same device.
   // Read once per call: the grid shapes below take it from the key.
-  unsigned long long context = 0;
-  if (const int e = cuda::current_context_id(&context)) return cuda::from_cuda_error(e, "cuCtxGetId");
+  unsigned long long context_id = 0;
+  if (const int e = cuda::current_context_id(&context_id)) return cuda::from_cuda_error(e, "cuCtxGetId");
   PlanCache &cache = PlanCache::global();
-  const PlanKey key = plan_key_of(problem, device, context);
+  const PlanKey key = plan_key_of(problem, device, context_id);
   zyfa_status status = ZYFA_STATUS_SUCCESS;
   if (launch) {
     std::shared_ptr<const Plan> plan;

@@ -26,12 +26,12 @@ namespace zyfa {
 
 bool PlanKey::operator==(const PlanKey &o) const {
   return device == o.device && dtype == o.dtype && d_qk == o.d_qk && d_v == o.d_v && batch == o.batch &&
-         nheads == o.nheads && nheads_k == o.nheads_k && seqlen == o.seqlen && context == o.context;
+         nheads == o.nheads && nheads_k == o.nheads_k && seqlen == o.seqlen && context_id == o.context_id;
 }
 
-PlanKey plan_key_of(const Problem &problem, int device, uint64_t context) {
+PlanKey plan_key_of(const Problem &problem, int device, uint64_t context_id) {
   return PlanKey{device,         problem.dtype,    problem.d_qk,   problem.d_v, problem.batch,
-                 problem.nheads, problem.nheads_k, problem.seqlen, context};
+                 problem.nheads, problem.nheads_k, problem.seqlen, context_id};
 }
 
 // ---------------------------------------------------------------- the job table
@@ -123,7 +123,7 @@ struct CacheKeyHash {
   size_t operator()(const CacheKey &k) const {
     const int64_t fields[] = {k.plan.device, int64_t(k.plan.dtype), k.plan.d_qk,    k.plan.d_v,
                               k.plan.batch,  k.plan.nheads,         k.plan.nheads_k, k.plan.seqlen,
-                              int64_t(k.plan.context), k.ctas_per_sm, k.heads_per_job, k.max_walkers,
+                              int64_t(k.plan.context_id), k.ctas_per_sm, k.heads_per_job, k.max_walkers,
                               k.tile_rows};
     size_t h = 0;
     for (int64_t f : fields) {
@@ -306,7 +306,7 @@ struct PlanCache::Impl {
     std::unique_ptr<TrackedPlan> plan(new (std::nothrow) TrackedPlan);
     if (plan == nullptr) return fail(ZYFA_STATUS_OUT_OF_MEMORY, "plan cache: no host memory for a plan");
     const uint64_t bytes = uint64_t(n_jobs) * sizeof(Job);
-    const Place place{k.device, k.context};
+    const Place place{k.device, k.context_id};
     void *device_table = backing->memory->upload(place, table.data(), bytes);
     if (device_table == nullptr) {
       return fail(ZYFA_STATUS_OUT_OF_MEMORY,

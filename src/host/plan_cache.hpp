@@ -26,23 +26,24 @@ struct PlanKey {
   int64_t d_qk = 0, d_v = 0, batch = 0, nheads = 0, nheads_k = 0, seqlen = 0;
   // The process-unique ID (cuCtxGetId) of the context the table was allocated in: another context of the same
   // device (a driver-created or green one) cannot read it, so it gets a plan of its own.
-  uint64_t context = 0;
+  uint64_t context_id = 0;
   bool operator==(const PlanKey &o) const;
 };
 
-// The key of a validated problem's plan in `context` on `device`: its shape, never its layout or pointers.
-PlanKey plan_key_of(const Problem &problem, int device, uint64_t context);
+// The key of a validated problem's plan in the context of ID `context_id` on `device`: its shape, never its
+// layout or pointers.
+PlanKey plan_key_of(const Problem &problem, int device, uint64_t context_id);
 
 struct Plan {
   kernels::Schedule schedule;  // the job table in device memory and the grid
 };
 
-// Where a job table or an event lives: its device, and the ID of the context it was made in (PlanKey::context,
+// Where a job table or an event lives: its device, and the ID of the context it was made in (PlanKey::context_id,
 // current at the call that built the plan). Contexts end (destroyed, or a device reset) and their handles and
 // addresses are reused by later ones: the ID tells them apart.
 struct Place {
   int device = 0;
-  uint64_t context = 0;
+  uint64_t context_id = 0;
 };
 
 // Where job tables live, and the events that tell when the GPU has finished with one. The CUDA

@@ -826,8 +826,8 @@ TEST_F(PlanCacheTest, OneShapeInAnyLayoutSharesOnePlan) {
 TEST_F(PlanCacheTest, EachContextOfADeviceGetsItsOwnPlan) {
   auto cache = make_cache(4);
   PlanKey first = key_of(300), second = key_of(300);
-  first.context = 7;
-  second.context = 8;
+  first.context_id = 7;
+  second.context_id = 8;
   EXPECT_FALSE(first == second);
   const std::shared_ptr<const Plan> a = get(*cache, first);
   EXPECT_FALSE(present(*cache, second)) << "a plan of one context was found for another";
