@@ -104,7 +104,7 @@ struct Model {
 PlanKey pick_key(FuzzedDataProvider &in, int *ctas) {
   PlanKey k;
   k.device = in.ConsumeIntegralInRange<int>(0, 1);
-  k.context = in.ConsumeIntegralInRange<uint64_t>(1, 2);  // two contexts of a device: two plans
+  k.context_id = in.ConsumeIntegralInRange<uint64_t>(1, 2);  // two contexts of a device: two plans
   k.dtype = in.ConsumeBool() ? ZYFA_DTYPE_BF16 : ZYFA_DTYPE_FP8_E4M3;
   k.d_qk = in.ConsumeBool() ? 128 : 192;
   k.d_v = 128;
@@ -124,7 +124,7 @@ PlanKey pick_key(FuzzedDataProvider &in, int *ctas) {
 
 Model::Key model_key(const PlanKey &k, int ctas) {
   // dtype, d_qk and the context do not change the table, but they are part of the cache's key: fold them in.
-  return {k.device * 4 + int(k.context), int(k.dtype) * 1000 + int(k.d_qk), k.batch, k.nheads, k.nheads_k, k.seqlen,
+  return {k.device * 4 + int(k.context_id), int(k.dtype) * 1000 + int(k.d_qk), k.batch, k.nheads, k.nheads_k, k.seqlen,
           ctas};
 }
 
