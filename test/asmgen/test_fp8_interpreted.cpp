@@ -43,10 +43,13 @@ namespace {
 // backend's fixed partial sums) and in the last bits of exp2 and log2: far below the recurrence's own
 // error against fp64. The GPU tests allow a backend ratio of 0.2 (support/backend_ratio.hpp); the
 // interpreter, deterministic and with no hardware exp2 between the two, measured 0 in 30 of 40 cases and
-// at most 0.0035 (session 37), so it gets a tenth of that: one output element off by its own size at
-// S = 300 already gives about 0.1. Against fp64: the CPU backend's limits (support/error_limits.hpp), out
-// and LSE, since the interpreted kernel runs the same recurrence.
-constexpr double kMaxInterpretedRatio = 0.02;
+// at most 0.0035 (session 37), so it gets a quarter of that: one output element off by its own size at
+// S = 300 already gives about 0.1. The floor is outputs rounded one BF16 step the other way (a sum order
+// flipping a rounding): two outputs of one row did so at S = 7 with split P's small error, ratio 0.036
+// (session 39, seed 12250283244429360437 of fp8_d128_b2_s7_h8_hk1_bhsd_headdescale_splitp, about 1 run in
+// 20), which 0.02 failed. Against fp64: the CPU backend's limits (support/error_limits.hpp), out and LSE, since the
+// interpreted kernel runs the same recurrence.
+constexpr double kMaxInterpretedRatio = 0.05;
 
 struct InterpretedCase {
   AttentionShape shape;
