@@ -3,6 +3,7 @@
 // written unless every check passes.
 #include <cstdint>
 
+#include "host/byte_range.hpp"
 #include "host/c_enum.hpp"
 #include "host/cuda_api.hpp"
 #include "host/error.hpp"
@@ -14,21 +15,16 @@
 namespace zyfa {
 namespace {
 
-constexpr int64_t kBf16Bytes = 2;
-constexpr int64_t kFp8Bytes = 1;
-// src and dst start 16-byte aligned, and so does every source row: the kernel moves rows with 16-byte
-// loads (8 BF16 values), so without a rotation dim is a multiple of 8 too.
-constexpr uintptr_t kTensorAlignmentBytes = 16;
-constexpr int64_t kElementsPer16Bytes = int64_t(kTensorAlignmentBytes) / kBf16Bytes;
+// src and dst start 16-byte aligned (kTensorAlignmentBytes), and so does every source row: the kernel moves
+// rows with 16-byte loads (8 BF16 values), so without a rotation dim is a multiple of 8 too.
+constexpr int64_t kElementsPer16Bytes = kTensorAlignmentBytes / kBf16Bytes;
 // The descale is reduced with 32-bit atomics.
-constexpr uintptr_t kDescaleAlignmentBytes = alignof(float);
+constexpr int64_t kDescaleAlignmentBytes = alignof(float);
 
-bool misaligned(const void *p, uintptr_t alignment) { return reinterpret_cast<uintptr_t>(p) % alignment != 0; }
-
-// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte; both ranges were checked not to wrap.
 bool overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes) {
-  const auto a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
-  return a0 < b0 + uintptr_t(b_bytes) && b0 < a0 + uintptr_t(a_bytes);
+  AddressRange ra, rb;
+  return address_range(a, uint64_t(a_bytes), &ra) && address_range(b, uint64_t(b_bytes), &rb) && ra.overlaps(rb);
 }
 
 zyfa_status check_dim(const zyfa_quantize_desc &d) {
@@ -84,15 +80,16 @@ zyfa_status check_pointers(const zyfa_quantize_desc &d) {
 // buffer (the kernel reads src while it writes dst, and reduces into *descale).
 zyfa_status check_extents(const zyfa_quantize_desc &d, int64_t row_stride) {
   int64_t src_elements = 0, src_bytes = 0, dst_bytes = 0;
+  AddressRange unused;  // only whether each range wraps matters here
   if (__builtin_mul_overflow(d.n_rows - 1, row_stride, &src_elements) ||
       __builtin_add_overflow(src_elements, d.dim, &src_elements) ||
       __builtin_mul_overflow(src_elements, kBf16Bytes, &src_bytes) ||
-      reinterpret_cast<uintptr_t>(d.src) + uint64_t(src_bytes) < reinterpret_cast<uintptr_t>(d.src)) {
+      !address_range(d.src, uint64_t(src_bytes), &unused)) {
     return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->n_rows = %lld with row_stride %lld: the source overflows 64 bits",
                 (long long)d.n_rows, (long long)row_stride);
   }
   if (__builtin_mul_overflow(d.n_rows, d.dim, &dst_bytes) || __builtin_mul_overflow(dst_bytes, kFp8Bytes, &dst_bytes) ||
-      reinterpret_cast<uintptr_t>(d.dst) + uint64_t(dst_bytes) < reinterpret_cast<uintptr_t>(d.dst)) {
+      !address_range(d.dst, uint64_t(dst_bytes), &unused)) {
     return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->n_rows = %lld with dim %lld: the destination overflows 64 bits",
                 (long long)d.n_rows, (long long)d.dim);
   }

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <limits>
 
+#include "host/byte_range.hpp"
 #include "host/c_enum.hpp"
 #include "host/error.hpp"
 #include "host/fp8_asm_attention.hpp"
@@ -16,11 +17,6 @@
 namespace zyfa {
 namespace {
 
-// Every tensor base pointer and every non-unit stride must be 16-byte granular: the Hopper kernels load
-// rows with TMA and 16-byte vectors.
-constexpr int64_t kTensorAlignmentBytes = 16;
-constexpr int64_t kBf16Bytes = 2;
-constexpr int64_t kFp8Bytes = 1;
 constexpr int64_t kLseBytes = 4;
 
 struct SupportedHeadDims {
@@ -154,7 +150,7 @@ zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int
         return fail(ZYFA_STATUS_BAD_DESCALE, "desc->%s.ptr = NULL: kind ZYFA_DESCALE_DEVICE needs a float32 pointer",
                     name);
       }
-      if (reinterpret_cast<uintptr_t>(d.ptr) % alignof(float) != 0) {
+      if (misaligned(d.ptr, alignof(float))) {
         return fail(ZYFA_STATUS_BAD_DESCALE, "desc->%s.ptr = %p: not 4-byte aligned", name, (const void *)d.ptr);
       }
       if (d.batch_stride < 0 || d.head_stride < 0) {
@@ -198,7 +194,7 @@ static_assert(offsetof(zyfa_attn_desc, workspace) == kAttnDescV2Size, "the works
 static_assert(sizeof(zyfa_attn_desc) == kAttnDescV3Size, "a field appended: add its layout's size here");
 constexpr size_t kKnownAttnDescSizes[] = {kAttnDescV1Size, kAttnDescV2Size, kAttnDescV3Size};
 // The workspace's alignment: TMA's and every vector access's, with room.
-constexpr uintptr_t kWorkspaceAlignmentBytes = 256;
+constexpr int64_t kWorkspaceAlignmentBytes = 256;
 
 const char *p_rounding_name(int value) {
   switch (value) {
@@ -230,9 +226,8 @@ zyfa_status check_p_rounding(int value, bool fp8) {
 
 struct ByteRange {
   const char *name;
-  uintptr_t begin, end;
-  bool written;  // out and lse
-  bool overlaps(const ByteRange &o) const { return begin < o.end && o.begin < end; }
+  AddressRange range;
+  bool written;  // out, lse and the workspace
 };
 
 // The workspace fields, for a problem whose other fields are valid: where the call can use a workspace and
@@ -255,16 +250,16 @@ zyfa_status check_workspace(const zyfa_attn_desc &d, PointerCheck pointers, Prob
                   "workspace's device memory, or workspace_bytes = 0 to run without one", d.workspace_bytes);
     }
   } else {
-    const uintptr_t begin = reinterpret_cast<uintptr_t>(d.workspace);
-    if (begin % kWorkspaceAlignmentBytes != 0) {
+    if (misaligned(d.workspace, kWorkspaceAlignmentBytes)) {
       return fail(ZYFA_STATUS_MISALIGNED, "desc->workspace = %p: must be %llu-byte aligned", d.workspace,
                   (unsigned long long)kWorkspaceAlignmentBytes);
     }
-    if (begin + uint64_t(needed) < begin) {
+    AddressRange range;
+    if (!address_range(d.workspace, uint64_t(needed), &range)) {
       return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->workspace = %p: the workspace wraps around the address space",
                   d.workspace);
     }
-    ranges[(*n_ranges)++] = {"workspace", begin, begin + uint64_t(needed), /*written=*/true};
+    ranges[(*n_ranges)++] = {"workspace", range, /*written=*/true};
   }
   p->vt_prepass = true;
   p->workspace = d.workspace;
@@ -428,35 +423,35 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
       }
       continue;
     }
-    if (reinterpret_cast<uintptr_t>(t.ptr) % kTensorAlignmentBytes != 0) {
+    if (misaligned(t.ptr, kTensorAlignmentBytes)) {
       return fail(ZYFA_STATUS_MISALIGNED, "desc->%s = %p: must be %lld-byte aligned", t.name, t.ptr,
                   (long long)kTensorAlignmentBytes);
     }
-    const uintptr_t begin = reinterpret_cast<uintptr_t>(t.ptr);
-    if (begin + uint64_t(extent) < begin) {
+    AddressRange range;
+    if (!address_range(t.ptr, uint64_t(extent), &range)) {
       return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s = %p: the tensor wraps around the address space", t.name,
                   t.ptr);
     }
-    ranges[n_ranges++] = {t.name, begin, begin + uint64_t(extent), /*written=*/&t == &tensors[3]};
+    ranges[n_ranges++] = {t.name, range, /*written=*/&t == &tensors[3]};
   }
   if (d.lse != nullptr) {
-    if (reinterpret_cast<uintptr_t>(d.lse) % alignof(float) != 0) {
+    if (misaligned(d.lse, alignof(float))) {
       return fail(ZYFA_STATUS_MISALIGNED, "desc->lse = %p: must be 4-byte aligned", (void *)d.lse);
     }
-    const uintptr_t begin = reinterpret_cast<uintptr_t>(d.lse);
-    if (begin + uint64_t(lse_bytes) < begin) {
+    AddressRange range;
+    if (!address_range(d.lse, uint64_t(lse_bytes), &range)) {
       return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->lse = %p: the LSE wraps around the address space", (void *)d.lse);
     }
-    ranges[n_ranges++] = {"lse", begin, begin + uint64_t(lse_bytes), /*written=*/true};
+    ranges[n_ranges++] = {"lse", range, /*written=*/true};
   }
   for (int i = 0; i < 3; ++i) {
     if (descales[i].resolved.ptr == nullptr) continue;
-    const uintptr_t begin = reinterpret_cast<uintptr_t>(descales[i].resolved.ptr);
-    if (begin + uint64_t(descale_bytes[i]) < begin) {
+    AddressRange range;
+    if (!address_range(descales[i].resolved.ptr, uint64_t(descale_bytes[i]), &range)) {
       return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s.ptr: the descales wrap around the address space",
                   descales[i].name);
     }
-    ranges[n_ranges++] = {descales[i].name, begin, begin + uint64_t(descale_bytes[i]), /*written=*/false};
+    ranges[n_ranges++] = {descales[i].name, range, /*written=*/false};
   }
   auto ref = [](const TensorSpec &t) { return TensorRef{t.ptr, t.strides.batch, t.strides.seq, t.strides.head}; };
   p.q = ref(tensors[0]);
@@ -471,13 +466,13 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
   for (int i = 0; i < n_ranges; ++i) {
     if (!ranges[i].written) continue;
     for (int j = 0; j < n_ranges; ++j) {
-      if (j != i && ranges[i].overlaps(ranges[j])) {
+      if (j != i && ranges[i].range.overlaps(ranges[j].range)) {
         return fail(ZYFA_STATUS_ALIASED_OUTPUT,
                     "desc->%s overlaps desc->%s: bytes [%#llx, %#llx) and [%#llx, %#llx), each from its first "
                     "element to one past its last; outputs must not alias any tensor",
-                    ranges[i].name, ranges[j].name, (unsigned long long)ranges[i].begin,
-                    (unsigned long long)ranges[i].end, (unsigned long long)ranges[j].begin,
-                    (unsigned long long)ranges[j].end);
+                    ranges[i].name, ranges[j].name, (unsigned long long)ranges[i].range.begin,
+                    (unsigned long long)ranges[i].range.end, (unsigned long long)ranges[j].range.begin,
+                    (unsigned long long)ranges[j].range.end);
       }
     }
   }
