@@ -102,13 +102,19 @@ class ContextScope {
 class OwnerContexts {
  public:
   enum class Found { kNotRecorded, kAlive, kEnded };
-  // Records the current context as `handle`'s, where its ID is `context_id` (the plan's key).
-  void record(const void *handle, uint64_t context_id) {
+  // Records the current context as `handle`'s, where its ID is `context_id` (the plan's key). False where the
+  // record's map could not grow: the caller then hands nothing out.
+  bool record(const void *handle, uint64_t context_id) {
     const CUcontext current = current_driver_context();
     unsigned long long id = 0;
-    if (current == nullptr || !driver_context_id(current, &id) || id != context_id) return;
+    if (current == nullptr || !driver_context_id(current, &id) || id != context_id) return true;
     std::lock_guard<std::mutex> lock(mutex_);
-    owners_[Key{handle, context_id}] = current;
+    try {
+      owners_[Key{handle, context_id}] = current;
+    } catch (const std::bad_alloc &) {
+      return false;
+    }
+    return true;
   }
   // `handle`'s context, and whether it is still the one of ID `context_id`; `forget` drops the record.
   Found find(const void *handle, uint64_t context_id, bool forget, CUcontext *owner) {
@@ -165,9 +171,7 @@ class CudaDeviceMemory final : public DeviceMemory {
       cudaGetLastError();
       return nullptr;
     }
-    try {
-      owners_.record(ptr, place.context_id);
-    } catch (const std::bad_alloc &) {  // the record's map could not grow: the table is not handed out
+    if (!owners_.record(ptr, place.context_id)) {
       cudaFree(ptr);
       cudaGetLastError();
       return nullptr;
@@ -191,9 +195,7 @@ class CudaDeviceMemory final : public DeviceMemory {
         cudaGetLastError();  // our own failure: not the caller's to see
         return false;
       }
-      try {
-        owners_.record(created, place.context_id);
-      } catch (const std::bad_alloc &) {  // the record's map could not grow: no event, and the caller knows
+      if (!owners_.record(created, place.context_id)) {
         cudaEventDestroy(created);
         cudaGetLastError();
         return false;

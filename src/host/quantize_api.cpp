@@ -21,12 +21,6 @@ constexpr int64_t kElementsPer16Bytes = kTensorAlignmentBytes / kBf16Bytes;
 // The descale is reduced with 32-bit atomics.
 constexpr int64_t kDescaleAlignmentBytes = alignof(float);
 
-// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte; both ranges were checked not to wrap.
-bool overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes) {
-  AddressRange ra, rb;
-  return address_range(a, uint64_t(a_bytes), &ra) && address_range(b, uint64_t(b_bytes), &rb) && ra.overlaps(rb);
-}
-
 zyfa_status check_dim(const zyfa_quantize_desc &d) {
   const int rotation_kind = c_enum_value(d.rotation);
   if (rotation_kind != ZYFA_ROTATION_NONE && rotation_kind != ZYFA_ROTATION_HADAMARD) {
@@ -80,25 +74,25 @@ zyfa_status check_pointers(const zyfa_quantize_desc &d) {
 // buffer (the kernel reads src while it writes dst, and reduces into *descale).
 zyfa_status check_extents(const zyfa_quantize_desc &d, int64_t row_stride) {
   int64_t src_elements = 0, src_bytes = 0, dst_bytes = 0;
-  AddressRange unused;  // only whether each range wraps matters here
+  AddressRange src, dst, descale;
   if (__builtin_mul_overflow(d.n_rows - 1, row_stride, &src_elements) ||
       __builtin_add_overflow(src_elements, d.dim, &src_elements) ||
       __builtin_mul_overflow(src_elements, kBf16Bytes, &src_bytes) ||
-      !address_range(d.src, uint64_t(src_bytes), &unused)) {
+      !address_range(d.src, uint64_t(src_bytes), &src)) {
     return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->n_rows = %lld with row_stride %lld: the source overflows 64 bits",
                 (long long)d.n_rows, (long long)row_stride);
   }
   if (__builtin_mul_overflow(d.n_rows, d.dim, &dst_bytes) || __builtin_mul_overflow(dst_bytes, kFp8Bytes, &dst_bytes) ||
-      !address_range(d.dst, uint64_t(dst_bytes), &unused)) {
+      !address_range(d.dst, uint64_t(dst_bytes), &dst)) {
     return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->n_rows = %lld with dim %lld: the destination overflows 64 bits",
                 (long long)d.n_rows, (long long)d.dim);
   }
-  if (overlap(d.dst, dst_bytes, d.src, src_bytes)) {
+  if (dst.overlaps(src)) {
     return fail(ZYFA_STATUS_ALIASED_OUTPUT, "desc->dst = %p: its %lld bytes overlap src (%p, %lld bytes)", d.dst,
                 (long long)dst_bytes, d.src, (long long)src_bytes);
   }
-  const int64_t descale_bytes = sizeof(float);
-  if (overlap(d.descale, descale_bytes, d.src, src_bytes) || overlap(d.descale, descale_bytes, d.dst, dst_bytes)) {
+  // One aligned float: it wraps only as the address space's last 4 bytes, which no allocation holds.
+  if (address_range(d.descale, sizeof(float), &descale) && (descale.overlaps(src) || descale.overlaps(dst))) {
     return fail(ZYFA_STATUS_ALIASED_OUTPUT, "desc->descale = %p: overlaps src or dst", static_cast<void *>(d.descale));
   }
   return ZYFA_STATUS_SUCCESS;
