@@ -74,19 +74,10 @@ func TestDeviceFP8DescaleFormsMatchFP64(t *testing.T) {
 		t.Fatal(err)
 	}
 	gotOut, gotLSE := downloadOutputs(t, a, out, lse)
-	decode := func(codes []uint8, nheads int, descale func(b, h int) float32) []float64 {
-		y := make([]float64, len(codes))
-		for i, c := range codes {
-			row := i / d // (b * seqlen + s) * nheads + h
-			b, h := row/(int(a.Seqlen)*nheads), row%nheads
-			y[i] = float64(E4M3ToFloat32(c)) * float64(descale(b, h))
-		}
-		return y
-	}
 	uniform := func(x float32) func(b, h int) float32 { return func(int, int) float32 { return x } }
 	kDescale := func(b, hk int) float32 { return ks * kFactors[b*int(a.NHeadsK)+hk] }
-	wantOut, wantLSE := attentionFP64(a, decode(q8, int(a.NHeads), uniform(qs)),
-		decode(k8, int(a.NHeadsK), kDescale), decode(v8, int(a.NHeadsK), uniform(vs)), 1/math.Sqrt(d))
+	wantOut, wantLSE := attentionFP64(a, decodeFP8(a, q8, a.NHeads, d, uniform(qs)),
+		decodeFP8(a, k8, a.NHeadsK, d, kDescale), decodeFP8(a, v8, a.NHeadsK, d, uniform(vs)), 1/math.Sqrt(d))
 	checkAgainst(t, gotOut, gotLSE, wantOut, wantLSE, fp8OutTolerance, fp8LSETolerance)
 }
 

@@ -123,13 +123,7 @@ func runFP8(t *testing.T, a *Attention, factors []float32) {
 	kd, kDescale := expand(ks)
 	vd, vDescale := expand(vs)
 	decode := func(codes []uint8, descales []float32) []float64 {
-		y := make([]float64, len(codes))
-		for i, c := range codes {
-			row := i / 128 // (b * seqlen + s) * nheads_k + hk
-			b, hk := row/int(a.Seqlen*a.NHeadsK), row%int(a.NHeadsK)
-			y[i] = float64(E4M3ToFloat32(c)) * float64(descales[b*int(a.NHeadsK)+hk])
-		}
-		return y
+		return decodeFP8(a, codes, a.NHeadsK, 128, func(b, hk int) float32 { return descales[b*int(a.NHeadsK)+hk] })
 	}
 	out, lse := newOutputs(a)
 	if err := a.ForwardHostFP8(q8, k8, v8, HostDescales{Q: qDescale, K: kDescale, V: vDescale}, out, lse); err != nil {

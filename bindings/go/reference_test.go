@@ -48,6 +48,18 @@ func bf16Values(x []uint16) []float64 {
 	return y
 }
 
+// decodeFP8 decodes the e4m3 codes of a BSHD tensor with `heads` heads of `dim` values, each (batch,
+// head) times descale(b, h): the exact inputs a call sees.
+func decodeFP8(a *Attention, codes []uint8, heads, dim int64, descale func(b, h int) float32) []float64 {
+	y := make([]float64, len(codes))
+	for i, c := range codes {
+		row := i / int(dim) // (b * seqlen + s) * heads + h
+		b, h := row/int(a.Seqlen*heads), row%int(heads)
+		y[i] = float64(E4M3ToFloat32(c)) * float64(descale(b, h))
+	}
+	return y
+}
+
 // attentionFP64 is exact causal attention of decoded BSHD inputs: out (BSHD) and lse (batch, nheads, seqlen).
 func attentionFP64(a *Attention, q, k, v []float64, scale float64) (out, lse []float64) {
 	B, S, H, Hk := int(a.Batch), int(a.Seqlen), int(a.NHeads), int(a.NHeadsK)

@@ -7,7 +7,6 @@ mod cuda;
 
 use common::*;
 use cuda::{gpu_usable, DeviceBuffer};
-use zyfa::convert::e4m3_to_f32;
 use zyfa::{DeviceDescale, DevicePrecision, DeviceTensors, DeviceWorkspace, Quantize, Rotation};
 
 /// out and lse in device memory, poisoned (BF16 NaN, float NaN) so an element the call forgets shows.
@@ -36,18 +35,6 @@ fn fp8_inputs(shape: &Shape, rng: &mut Rng, v_scale: f32) -> ([Vec<u8>; 3], [f32
     let (k8, ks) = quantize(&rng.bf16_tensor(shape.k_len(), 1.0), 128);
     let (v8, vs) = quantize(&rng.bf16_tensor(shape.v_len(), v_scale), 128);
     ([q8, k8, v8], [qs, ks, vs])
-}
-
-/// Codes of a BSHD tensor with `heads` heads decoded with descale(b, h).
-fn decode(codes: &[u8], shape: &Shape, heads: usize, dim: usize, descale: impl Fn(usize, usize) -> f32) -> Vec<f64> {
-    codes
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let row = i / dim; // (b * seqlen + s) * heads + h
-            f64::from(e4m3_to_f32(*c)) * f64::from(descale(row / (shape.seqlen * heads), row % heads))
-        })
-        .collect()
 }
 
 #[test]
@@ -92,9 +79,9 @@ fn device_fp8_descale_forms_match_fp64() {
     let (out, lse) = run(&shape, precision, &upload_qkv(&q8, &k8, &v8), DeviceWorkspace::NONE);
     let want = attention_fp64(
         &shape,
-        &decode(&q8, &shape, shape.nheads, 128, |_, _| qs),
-        &decode(&k8, &shape, shape.nheads_k, 128, |b, hk| ks * k_factor(b, hk)),
-        &decode(&v8, &shape, shape.nheads_k, 128, |_, _| vs),
+        &fp8_values(&q8, &shape, shape.nheads, 128, |_, _| qs),
+        &fp8_values(&k8, &shape, shape.nheads_k, 128, |b, hk| ks * k_factor(b, hk)),
+        &fp8_values(&v8, &shape, shape.nheads_k, 128, |_, _| vs),
         1.0 / 128f64.sqrt(),
     );
     check_against(&shape, &out, &lse, &want, FP8_OUT_TOLERANCE, FP8_LSE_TOLERANCE);

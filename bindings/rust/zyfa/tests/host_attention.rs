@@ -52,19 +52,6 @@ fn bf16_d192_matches_fp64() {
     run_bf16(&shape, &mut Rng::fresh("bf16_d192"), Layout::Bshd, 0.0);
 }
 
-/// FP8 codes decoded with a descale per (batch, kv head): the exact inputs the call sees.
-fn fp8_values(codes: &[u8], descales: &[f32], shape: &Shape, dim: usize) -> Vec<f64> {
-    codes
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let row = i / dim; // (b * seqlen + s) * nheads_k + hk
-            let (hk, b) = (row % shape.nheads_k, row / (shape.nheads_k * shape.seqlen));
-            f64::from(e4m3_to_f32(*c)) * f64::from(descales[b * shape.nheads_k + hk])
-        })
-        .collect()
-}
-
 fn run_fp8(shape: &Shape, rng: &mut Rng, per_kv_head: bool) {
     assert_eq!(shape.nheads, shape.nheads_k, "q's descale is per kv head here, so q has nheads_k heads");
     let q = rng.bf16_tensor(shape.q_len(), 1.0);
@@ -87,9 +74,9 @@ fn run_fp8(shape: &Shape, rng: &mut Rng, per_kv_head: bool) {
     shape.attention().forward_host_fp8(&q8, &k8, &v8, &descales, &mut out, Some(&mut lse)).expect("FP8 host attention");
     let want = attention_fp64(
         shape,
-        &fp8_values(&q8, &qd, shape, shape.d_qk),
-        &fp8_values(&k8, &kd, shape, shape.d_qk),
-        &fp8_values(&v8, &vd, shape, shape.d_v),
+        &fp8_values(&q8, shape, shape.nheads_k, shape.d_qk, |b, hk| qd[b * shape.nheads_k + hk]),
+        &fp8_values(&k8, shape, shape.nheads_k, shape.d_qk, |b, hk| kd[b * shape.nheads_k + hk]),
+        &fp8_values(&v8, shape, shape.nheads_k, shape.d_v, |b, hk| vd[b * shape.nheads_k + hk]),
         1.0 / (shape.d_qk as f64).sqrt(),
     );
     check_against(shape, &out, &lse, &want, FP8_OUT_TOLERANCE, FP8_LSE_TOLERANCE);

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use zyfa::convert::{bf16_from_f32, bf16_to_f32};
+use zyfa::convert::{bf16_from_f32, bf16_to_f32, e4m3_to_f32};
 use zyfa::Quantize;
 
 // Bounds on the relative RMS error of out and the largest LSE error (nats) against fp64, about 2.5x what
@@ -170,4 +170,16 @@ pub fn quantize(src: &[u16], dim: usize) -> (Vec<u8>, f32) {
     let mut codes = vec![0u8; src.len()];
     let descale = Quantize::new((src.len() / dim) as i64, dim as i64).host(src, &mut codes).expect("host quantize");
     (codes, descale)
+}
+
+/// The e4m3 codes of a BSHD tensor with `heads` heads decoded with descale(b, h): the exact inputs a call sees.
+pub fn fp8_values(codes: &[u8], shape: &Shape, heads: usize, dim: usize, descale: impl Fn(usize, usize) -> f32) -> Vec<f64> {
+    codes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let row = i / dim; // (b * seqlen + s) * heads + h
+            f64::from(e4m3_to_f32(*c)) * f64::from(descale(row / (shape.seqlen * heads), row % heads))
+        })
+        .collect()
 }
