@@ -7,6 +7,8 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::sync::OnceLock;
 
 type CuResult = c_int;
+// cuGetErrorString
+type ErrorStringFn = unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult;
 
 // The signatures of cuda.h: CUdeviceptr is a u64, CUcontext a pointer, CUdevice an int.
 struct Driver {
@@ -17,7 +19,7 @@ struct Driver {
     upload: unsafe extern "C" fn(u64, *const c_void, usize) -> CuResult,
     download: unsafe extern "C" fn(*mut c_void, u64, usize) -> CuResult,
     synchronize: unsafe extern "C" fn() -> CuResult,
-    error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    error_string: ErrorStringFn,
 }
 
 const RTLD_NOW: c_int = 2;
@@ -42,13 +44,8 @@ fn open() -> Result<Driver, String> {
         if driver.is_null() {
             return Err("no CUDA driver (libcuda.so.1 did not load)".into());
         }
-        let error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult = symbol(driver, c"cuGetErrorString")?;
-        let why = |call: &str, status: CuResult| {
-            let mut text: *const c_char = std::ptr::null();
-            error_string(status, &mut text);
-            let text = if text.is_null() { "unknown error".into() } else { CStr::from_ptr(text).to_string_lossy() };
-            format!("{call}: CUDA error {status} ({text})")
-        };
+        let error_string: ErrorStringFn = symbol(driver, c"cuGetErrorString")?;
+        let why = |call: &str, status: CuResult| failure(error_string, call, status);
         let init: unsafe extern "C" fn(c_uint) -> CuResult = symbol(driver, c"cuInit")?;
         let device_count: unsafe extern "C" fn(*mut c_int) -> CuResult = symbol(driver, c"cuDeviceGetCount")?;
         let device_get: unsafe extern "C" fn(*mut c_int, c_int) -> CuResult = symbol(driver, c"cuDeviceGet")?;
@@ -114,14 +111,19 @@ fn call(what: &str, f: impl FnOnce(&Driver) -> CuResult) {
         status => status,
     };
     if status != 0 {
-        let mut text: *const c_char = std::ptr::null();
-        // SAFETY: cuGetErrorString writes a static string or leaves null.
-        let text = unsafe {
-            (d.error_string)(status, &mut text);
-            if text.is_null() { "unknown error".into() } else { CStr::from_ptr(text).to_string_lossy() }
-        };
-        panic!("{what}: CUDA error {status} ({text})");
+        panic!("{}", failure(d.error_string, what, status));
     }
+}
+
+/// "<call>: CUDA error <status> (<the driver's text>)".
+fn failure(error_string: ErrorStringFn, call: &str, status: CuResult) -> String {
+    let mut text: *const c_char = std::ptr::null();
+    // SAFETY: cuGetErrorString writes a static string or leaves null.
+    let text = unsafe {
+        error_string(status, &mut text);
+        if text.is_null() { "unknown error".into() } else { CStr::from_ptr(text).to_string_lossy() }
+    };
+    format!("{call}: CUDA error {status} ({text})")
 }
 
 /// Device memory of a slice's worth of T, freed on drop.
