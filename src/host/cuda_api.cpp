@@ -149,34 +149,39 @@ class OwnerContexts {
 
 class CudaDeviceMemory final : public DeviceMemory {
  public:
-  void *upload(const Place &place, const void *host, size_t bytes) override {
+  zyfa_status upload(const Place &place, const void *host, size_t bytes, void **table) override {
     DeviceScope on_device(place.device);
-    if (!on_device.ok()) return nullptr;
+    if (!on_device.ok()) return fail(ZYFA_STATUS_CUDA_ERROR, "could not make device %d current", place.device);
     RelaxedCaptureScope relaxed;
     void *ptr = nullptr;
-    if (cudaMalloc(&ptr, bytes) != cudaSuccess) {
-      cudaGetLastError();  // our own failed allocation: not sticky, do not leave it for the caller
-      return nullptr;
-    }
+    // from_cuda_error clears our own failures, so that none stays pending for the caller.
+    if (const cudaError_t e = cudaMalloc(&ptr, bytes); e != cudaSuccess) return from_cuda_error(e, "cudaMalloc");
     // A stream of our own that does not synchronize with the legacy default stream: a plain cudaMemcpy
     // would, and would break another thread's capture of a blocking stream.
     cudaStream_t copy_stream = nullptr;
-    bool copied = cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking) == cudaSuccess &&
-                  cudaMemcpyAsync(ptr, host, bytes, cudaMemcpyHostToDevice, copy_stream) == cudaSuccess;
-    if (copy_stream != nullptr) copied = cudaStreamSynchronize(copy_stream) == cudaSuccess && copied;
-    if (copy_stream != nullptr) cudaStreamDestroy(copy_stream);
-    if (!copied) {
-      cudaGetLastError();
+    const char *step = "cudaStreamCreateWithFlags";
+    cudaError_t e = cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess) {
+      step = "cudaMemcpyAsync";
+      e = cudaMemcpyAsync(ptr, host, bytes, cudaMemcpyHostToDevice, copy_stream);
+      const cudaError_t synced = cudaStreamSynchronize(copy_stream);
+      if (e == cudaSuccess && synced != cudaSuccess) {
+        step = "cudaStreamSynchronize";
+        e = synced;
+      }
+      cudaStreamDestroy(copy_stream);
+    }
+    if (e != cudaSuccess) {
       cudaFree(ptr);
-      cudaGetLastError();
-      return nullptr;
+      return from_cuda_error(e, step);
     }
     if (!owners_.record(ptr, place.context_id)) {
       cudaFree(ptr);
       cudaGetLastError();
-      return nullptr;
+      return fail(ZYFA_STATUS_OUT_OF_MEMORY, "no host memory to record the table's context");
     }
-    return ptr;
+    *table = ptr;
+    return ZYFA_STATUS_SUCCESS;
   }
   void release(const Place &place, void *ptr) override {
     in_owner(place, ptr, /*forget=*/true, [&] {

@@ -12,6 +12,7 @@
 #include <list>
 #include <mutex>
 #include <new>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -307,11 +308,11 @@ struct PlanCache::Impl {
     if (plan == nullptr) return fail(ZYFA_STATUS_OUT_OF_MEMORY, "plan cache: no host memory for a plan");
     const uint64_t bytes = uint64_t(n_jobs) * sizeof(Job);
     const Place place{k.device, k.context_id};
-    void *device_table = backing->memory->upload(place, table.data(), bytes);
-    if (device_table == nullptr) {
-      return fail(ZYFA_STATUS_OUT_OF_MEMORY,
-                  "plan cache: could not upload the job table of %lld jobs (%llu bytes) to device %d",
-                  (long long)n_jobs, (unsigned long long)bytes, k.device);
+    void *device_table = nullptr;
+    if (const zyfa_status s = backing->memory->upload(place, table.data(), bytes, &device_table)) {
+      const std::string why = last_error();
+      return fail(s, "plan cache: could not upload the job table of %lld jobs (%llu bytes) to device %d: %s",
+                  (long long)n_jobs, (unsigned long long)bytes, k.device, why.c_str());
     }
     backing->bytes.fetch_add(bytes);
     plan->place = place;

@@ -53,9 +53,11 @@ struct Place {
 class DeviceMemory {
  public:
   virtual ~DeviceMemory() = default;
-  // Copies `bytes` bytes to new device memory in `place` (the current context); returns nullptr on failure
-  // (the cache reports it).
-  virtual void *upload(const Place &place, const void *host, size_t bytes) = 0;
+  // Copies `bytes` bytes to new device memory in `place` (the current context) into *table. On failure,
+  // nothing stays allocated and the status says why (ZYFA_STATUS_OUT_OF_MEMORY for memory, device or host;
+  // ZYFA_STATUS_CUDA_ERROR for any other CUDA failure), with its message recorded (host/error.hpp), which the
+  // cache passes on.
+  virtual zyfa_status upload(const Place &place, const void *host, size_t bytes, void **table) = 0;
   // Frees a table once no launch can read it any more (or at PlanCache::clear). Never under the cache's lock.
   // A table whose context has ended went with it: it is not freed again.
   virtual void release(const Place &place, void *ptr) = 0;

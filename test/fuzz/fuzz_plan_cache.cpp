@@ -40,21 +40,25 @@ struct Ledger {
   }
 };
 
+// What a failed upload of the fake reports: a CUDA error, which the cache must pass on as it is.
+constexpr zyfa_status kUploadFailure = ZYFA_STATUS_CUDA_ERROR;
+
 // Host memory standing in for the device: every upload is its own exact block, so a read of a released
 // table is a heap-use-after-free.
 class FakeDeviceMemory final : public DeviceMemory {
  public:
   explicit FakeDeviceMemory(Ledger *ledger) : ledger_(ledger) {}
-  void *upload(const Place &, const void *host, size_t bytes) override {
+  zyfa_status upload(const Place &, const void *host, size_t bytes, void **table) override {
     if (ledger_->fail_next_upload) {
       ledger_->fail_next_upload = false;
-      return nullptr;
+      return kUploadFailure;
     }
     void *p = ::operator new(bytes == 0 ? 1 : bytes);
     std::memcpy(p, host, bytes);
     ledger_->live[p] = bytes;
     ++ledger_->uploads;
-    return p;
+    *table = p;
+    return ZYFA_STATUS_SUCCESS;
   }
   void release(const Place &, void *ptr) override {
     auto it = ledger_->live.find(ptr);
@@ -212,7 +216,7 @@ void fuzz_plan_cache(FuzzedDataProvider &in) {
             if (!may_build) expected = ZYFA_STATUS_NOT_PREPARED;
             else if (table_status != ZYFA_STATUS_SUCCESS) expected = table_status;
             else if (ledger.sms < 1) expected = ZYFA_STATUS_CUDA_ERROR;
-            else if (upload_fails) expected = ZYFA_STATUS_OUT_OF_MEMORY;
+            else if (upload_fails) expected = kUploadFailure;
             require(s == expected, "plan cache", "acquire status differs from the model");
             if (s == ZYFA_STATUS_SUCCESS) {
               if (pin) model.pinned.insert(mk);

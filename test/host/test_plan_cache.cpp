@@ -215,7 +215,8 @@ struct FakeLedger {
   std::map<void *, FakeEvent> events;   // events created and not yet destroyed
   std::map<void *, std::vector<const void *>> in_flight;  // per stream, the tables of unfinished launches
   int64_t uploads = 0, releases = 0, live_bytes = 0, records = 0, events_created = 0, events_destroyed = 0;
-  std::atomic<bool> fail_uploads{false}, fail_records{false};
+  std::atomic<zyfa_status> upload_failure{ZYFA_STATUS_SUCCESS};  // what every upload fails with, if not SUCCESS
+  std::atomic<bool> fail_records{false};
   // One upload made while hold_next_upload is set waits inside the fake until release_upload(): a build that
   // takes a long time (uploads_held says when it is waiting).
   std::atomic<bool> hold_next_upload{false}, upload_released{false};
@@ -258,21 +259,23 @@ class HostDeviceMemory final : public DeviceMemory {
  public:
   explicit HostDeviceMemory(std::shared_ptr<FakeLedger> ledger) : ledger_(std::move(ledger)) {}
 
-  void *upload(const Place &, const void *host, size_t bytes) override {
-    if (ledger_->fail_uploads) return nullptr;
+  zyfa_status upload(const Place &, const void *host, size_t bytes, void **table) override {
+    if (const zyfa_status s = ledger_->upload_failure; s != ZYFA_STATUS_SUCCESS)
+      return fail(s, "the fake's upload fails with %s", zyfa_status_string(s));
     if (ledger_->throw_next_upload.exchange(false)) throw std::bad_alloc();
     if (ledger_->hold_next_upload.exchange(false)) {
       ++ledger_->uploads_held;
       while (!ledger_->upload_released) std::this_thread::yield();
     }
     void *p = std::malloc(bytes);
-    if (p == nullptr) return nullptr;
+    if (p == nullptr) return fail(ZYFA_STATUS_OUT_OF_MEMORY, "the fake's malloc failed");
     std::memcpy(p, host, bytes);
     std::lock_guard<std::mutex> l(ledger_->mutex);
     ledger_->live[p] = bytes;
     ++ledger_->uploads;
     ledger_->live_bytes += int64_t(bytes);
-    return p;
+    *table = p;
+    return ZYFA_STATUS_SUCCESS;
   }
   void release(const Place &, void *ptr) override {
     {
@@ -723,21 +726,29 @@ TEST_F(PlanCacheTest, MissingPlanUnderCaptureIsNotPrepared) {
   EXPECT_EQ(ledger->count_uploads(), 1);
 }
 
-TEST_F(PlanCacheTest, FailedUploadIsOutOfMemoryAndLeavesNothing) {
-  auto cache = make_cache(4);
-  const PlanKey key = key_of(1000);
-  ledger->fail_uploads = true;
-  std::shared_ptr<const Plan> plan;
-  clear_error();
-  EXPECT_EQ(cache->acquire(key, 1, true, false, &plan), ZYFA_STATUS_OUT_OF_MEMORY);
-  EXPECT_FALSE(plan);
-  EXPECT_NE(std::string(last_error()).find("upload"), std::string::npos) << last_error();
-  zyfa_plan_cache_stats s = stats_of(*cache);
-  EXPECT_EQ(s.entries, 0u);
-  EXPECT_EQ(s.device_bytes, 0u);
-  ledger->fail_uploads = false;
-  EXPECT_TRUE(get(*cache, key));
-  EXPECT_EQ(stats_of(*cache).entries, 1u);
+// An upload's own status reaches the caller (a CUDA error is not reported as memory), with its message after
+// the cache's.
+TEST_F(PlanCacheTest, FailedUploadPassesItsStatusOnAndLeavesNothing) {
+  for (const zyfa_status failure : {ZYFA_STATUS_OUT_OF_MEMORY, ZYFA_STATUS_CUDA_ERROR}) {
+    SCOPED_TRACE(zyfa_status_string(failure));
+    auto cache = make_cache(4);
+    const PlanKey key = key_of(1000);
+    ledger->upload_failure = failure;
+    std::shared_ptr<const Plan> plan;
+    clear_error();
+    EXPECT_EQ(cache->acquire(key, 1, true, false, &plan), failure);
+    EXPECT_FALSE(plan);
+    const std::string message = last_error();
+    EXPECT_NE(message.find("could not upload the job table"), std::string::npos) << message;
+    EXPECT_NE(message.find(std::string("the fake's upload fails with ") + zyfa_status_string(failure)),
+              std::string::npos) << message;
+    zyfa_plan_cache_stats s = stats_of(*cache);
+    EXPECT_EQ(s.entries, 0u);
+    EXPECT_EQ(s.device_bytes, 0u);
+    ledger->upload_failure = ZYFA_STATUS_SUCCESS;
+    EXPECT_TRUE(get(*cache, key));
+    EXPECT_EQ(stats_of(*cache).entries, 1u);
+  }
 }
 
 TEST_F(PlanCacheTest, ShapesBeyondInt32AreAStatusNotAnUpload) {
