@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/numerics.h"
+
 namespace zyfa::asmgen {
 
 // One descale: `value` where ptr == 0, else the float at ptr + batch * batch_stride + kv_head * head_stride.
@@ -30,6 +32,25 @@ struct alignas(128) Fp8TensorMap {
 // widest swizzle), else 64 (d_qk = 192 is three blocks).
 constexpr int fp8_qk_block_bytes(int d_qk) { return d_qk % 128 == 0 ? 128 : 64; }
 
+// Query rows per consumer warpgroup of the wgmma schedule: the M of a wgmma.
+constexpr int kRowsPerConsumer = 64;
+
+// How many rows before tile * tile_rows query tile `tile` starts: its first row is tile * tile_rows - shift.
+// Tiles then end at the sequence's last row, so that the tile that overhangs the sequence is tile 0, which
+// the causal mask gives one or two key blocks, rather than the last tile, which takes every key block while
+// the consumers whose rows lie past the sequence idle (three consumers: 192-row tiles, which no power-of-two
+// seqlen fills). A multiple of kRowsPerConsumer, so that a consumer's rows lie either all before row 0 (it
+// idles) or all from row 0 on. Tiles of whole key blocks keep 0: their kernels take a tile's key blocks from
+// its index.
+constexpr int32_t fp8_query_tile_shift(int64_t seqlen, int64_t tile_rows) {
+  if (tile_rows % numerics::kKeyBlock == 0) return 0;
+  const int64_t tiles = (seqlen + tile_rows - 1) / tile_rows;
+  return int32_t((tiles * tile_rows - seqlen) / kRowsPerConsumer * kRowsPerConsumer);
+}
+static_assert(fp8_query_tile_shift(4096, 192) == 128 && fp8_query_tile_shift(8192, 192) == 64 &&
+                  fp8_query_tile_shift(7, 192) == 128 && fp8_query_tile_shift(4096, 128) == 0,
+              "the overhang, in whole consumers");
+
 struct Fp8AttentionParams {
   // TMA maps of q, k (boxes of fp8_qk_block_bytes x 128 rows, swizzled as wide) and v (128 x 128, 128-byte
   // swizzle) over (dim, seqlen, heads, batch): read by the wgmma schedule only. First, for their alignment.
@@ -47,7 +68,7 @@ struct Fp8AttentionParams {
   int32_t nheads;
   int32_t group;      // nheads / nheads_k
   int32_t n_jobs;
-  int32_t unused;
+  int32_t tile_row_shift;  // fp8_query_tile_shift(seqlen, the kernel's query tile rows)
 };
 
 }  // namespace zyfa::asmgen

@@ -51,8 +51,9 @@ void emit_store_tile(Builder &b, const TileRows &t) {
     const Reg lh = t.l[size_t(h)];
     const Reg row = b.temp(Type::kS32, "out_row");
     b.add(row, t.tile_row[size_t(h)], row0);
+    // Outside [0, seqlen) in one unsigned compare: a tile 0 that overhangs the sequence starts before row 0.
     const Reg outside = b.temp(Type::kPred, "row_outside");
-    b.setp(outside, Cmp::kGe, Type::kS32, row, seqlen);
+    b.setp(outside, Cmp::kGe, Type::kU32, row, seqlen);
     const Reg row64 = b.temp(Type::kS64, "out_row64");
     b.cvt(row64, row, Type::kS32, Round::kNone);
     const Reg elem = b.temp(Type::kS64, "out_elem");
@@ -73,7 +74,7 @@ void emit_store_tile(Builder &b, const TileRows &t) {
       words[size_t(i)] = b.temp(Type::kB32, "out_bf16x2");
       b.cvt_bf16x2(words[size_t(i)], y[1], y[0]);
     }
-    // Rows outside seqlen take part in the shuffles and only skip their stores.
+    // Rows outside the sequence take part in the shuffles and only skip their stores.
     emit_quad_transpose(b, words, upper);
     for (int j = 0; j < t.chunks; j += kQuad) {
       auto g = b.unless(outside);
@@ -89,7 +90,7 @@ void emit_store_tile(Builder &b, const TileRows &t) {
     const Reg lse_addr = b.temp(Type::kU64, "lse_addr");
     b.mad_lo(lse_addr, lse_elem, imm(int64_t(sizeof(float))), lse);
     const Reg store_lse = b.temp(Type::kPred, "store_lse");
-    b.setp(store_lse, Cmp::kLt, Type::kS32, row, seqlen);
+    b.setp(store_lse, Cmp::kLt, Type::kU32, row, seqlen);
     b.and_(store_lse, store_lse, has_lse);
     auto g = b.when(store_lse);
     b.st_global(Type::kF32, lse_addr, 0, {lse_val});

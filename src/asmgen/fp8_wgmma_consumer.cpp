@@ -354,12 +354,13 @@ void WgmmaEmitter::consumer_tile() {
   if (spans_blocks) {
     const Reg first_row = b.temp(Type::kS32, "consumer_first_row");
     b.mad_lo(first_row, consumer, imm(kRowsPerConsumer), tile_row0());
-    // This consumer's last block: its last row's. A consumer whose rows all lie past the sequence (in the last
-    // tile, where seqlen is not a multiple of 192) stops after block 0 and only hands the rest back below.
+    // This consumer's last block: its last row's. A consumer whose rows all lie outside the sequence (before
+    // row 0, in a tile 0 that overhangs it: fp8_query_tile_shift) stops after block 0 and only hands the rest
+    // back below. Its rows are negative or past seqlen alike in one unsigned compare.
     const Reg last_row = b.temp(Type::kS32, "consumer_last_row");
     b.add(last_row, first_row, imm(kRowsPerConsumer - 1));
-    const Reg idle = b.temp(Type::kPred, "rows_past_seqlen");
-    b.setp(idle, Cmp::kGe, Type::kS32, first_row, param(Type::kS32, offsetof(Fp8AttentionParams, seqlen), "seqlen"));
+    const Reg idle = b.temp(Type::kPred, "rows_outside_seqlen");
+    b.setp(idle, Cmp::kGe, Type::kU32, first_row, param(Type::kS32, offsetof(Fp8AttentionParams, seqlen), "seqlen"));
     b.selp(last_block, imm(0), last_key_block(last_row), idle);
   }
   emit_score_constants(b, batch, kv_head, c, lean_scale, v_descale);
@@ -499,7 +500,7 @@ void WgmmaEmitter::consumer_tile() {
   pv_done();
   fold();
   if (spans_blocks) {
-    // The tile's later rows see more key blocks (one, or all but block 0 for a consumer past the sequence):
+    // The tile's later rows see more key blocks (one, or all but block 0 for a consumer before the sequence):
     // wait for their copies and hand them back, so that every consumer's rings stay in step with the
     // producer's. (An arrival before the full barrier's phase completes could count toward the stage's
     // previous use, whose empty phase may still be open.)

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "asmgen/fp8_kernel_params.h"  // kRowsPerConsumer
+
 namespace zyfa::asmgen {
 
 // How a variant runs its key loop: kMmaSync, 8 warps on mma.sync with cp.async staging (any strides);
@@ -13,8 +15,6 @@ enum class Schedule { kMmaSync, kWgmma };
 
 // The one d_v the emitter builds (check_variant holds every variant to it).
 constexpr int kDv = 128;
-// Query rows per consumer warpgroup of the wgmma schedule: the M of a wgmma.
-constexpr int kRowsPerConsumer = 64;
 const char *schedule_name(Schedule s);
 
 struct Variant {

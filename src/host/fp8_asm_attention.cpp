@@ -201,7 +201,7 @@ int64_t fp8_vt_workspace_bytes(const Problem &p) {
   return fp8_wgmma_attention_supports(with_vt) ? fp8_vt::workspace_bytes(p.batch, p.nheads_k, p.seqlen) : 0;
 }
 
-asmgen::Fp8AttentionParams fp8_attention_params(const Problem &p, const Schedule &s) {
+asmgen::Fp8AttentionParams fp8_attention_params(const Problem &p, const Schedule &s, int query_tile_rows) {
   asmgen::Fp8AttentionParams k{};
   k.q = address(p.q.ptr);
   k.k = address(p.k.ptr);
@@ -221,6 +221,7 @@ asmgen::Fp8AttentionParams fp8_attention_params(const Problem &p, const Schedule
   k.nheads = int32_t(p.nheads);
   k.group = int32_t(p.group());
   k.n_jobs = s.n_jobs;
+  k.tile_row_shift = asmgen::fp8_query_tile_shift(p.seqlen, query_tile_rows);
   return k;
 }
 
@@ -234,7 +235,7 @@ int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, v
   const CodeObject &object = *fp8_code_object(problem, false);
   void *function = nullptr;
   if (const int e = kernel_function(object, schedule, &function)) return e;
-  return launch(object, function, fp8_attention_params(problem, schedule), schedule, stream);
+  return launch(object, function, fp8_attention_params(problem, schedule, object.query_tile_rows), schedule, stream);
 }
 
 int prepare_fp8_wgmma_attention(const Problem &problem) {
@@ -249,7 +250,7 @@ int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule,
   const CodeObject &object = *fp8_code_object(problem, true);
   void *function = nullptr;
   if (const int e = kernel_function(object, schedule, &function)) return e;
-  asmgen::Fp8AttentionParams params = fp8_attention_params(problem, schedule);
+  asmgen::Fp8AttentionParams params = fp8_attention_params(problem, schedule, object.query_tile_rows);
   const Problem &p = problem;
   auto map = [](asmgen::Fp8TensorMap &m) { return reinterpret_cast<CUtensorMap *>(&m); };
   constexpr int64_t kByte = 1;

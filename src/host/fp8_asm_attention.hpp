@@ -52,8 +52,10 @@ int64_t fp8_vt_workspace_bytes(const Problem &problem);
 const CodeObject *fp8_code_object(const Problem &problem, bool wgmma);
 
 // The kernels' parameter block for a problem and a schedule (addresses as the problem holds them: device
-// memory for a launch, host memory for the emitter's CPU interpreter in the host tests).
-asmgen::Fp8AttentionParams fp8_attention_params(const Problem &problem, const Schedule &schedule);
+// memory for a launch, host memory for the emitter's CPU interpreter in the host tests), for a kernel of
+// query tiles of query_tile_rows rows (its code object's).
+asmgen::Fp8AttentionParams fp8_attention_params(const Problem &problem, const Schedule &schedule,
+                                                int query_tile_rows);
 
 }  // namespace zyfa::kernels
 

@@ -165,7 +165,7 @@ int interpret(const InterpretedCase &tc, HostAttention &h, bool wgmma, bool vt_p
   schedule.jobs = jobs.data();
   schedule.n_jobs = int32_t(jobs.size());
 
-  asmgen::Fp8AttentionParams params = kernels::fp8_attention_params(p, schedule);
+  asmgen::Fp8AttentionParams params = kernels::fp8_attention_params(p, schedule, tile_rows);
   if (wgmma) interpreted_maps(&params, p, uint32_t(tile_rows));
   const asmgen::Program prog = asmgen::build_fp8_kernel(variant);
   asmgen::Interpreter interp(prog);
