@@ -19,11 +19,10 @@ constexpr int log2_of_power_of_two(int n) { return n == 1 ? 0 : 1 + log2_of_powe
 
 }  // namespace
 
-void emit_tile_row0(Builder &b, Reg row0, Reg tile, int tile_rows) {
+void emit_tile_row0(Builder &b, Reg row0, Reg tile, int tile_rows, bool shifted) {
   if (is_power_of_two(tile_rows)) b.shl(row0, tile, imm(log2_of_power_of_two(tile_rows)));
   else b.mul_lo(row0, tile, imm(tile_rows));
-  // The host passes fp8_query_tile_shift, which is 0 for tiles of whole key blocks: those skip the load.
-  if (tile_rows % numerics::kKeyBlock != 0)
+  if (shifted)
     b.sub(row0, row0, load_param(b, Type::kS32, offsetof(Fp8AttentionParams, tile_row_shift), "tile_row_shift"));
 }
 

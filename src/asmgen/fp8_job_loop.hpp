@@ -22,9 +22,10 @@ struct JobLoopRegs {
 // CTA x takes jobs x, x + grid, ...; `tile_body` runs for each of their one or two tiles.
 void emit_job_loop(Builder &b, const JobLoopRegs &r, const std::function<void()> &tile_body);
 
-// row0 (s32) = tile * tile_rows - fp8_query_tile_shift (the parameter block's tile_row_shift), the tile's first
-// query row, negative in a tile 0 that overhangs the sequence: a shl where tile_rows is a power of two.
-void emit_tile_row0(Builder &b, Reg row0, Reg tile, int tile_rows);
+// row0 (s32) = tile * tile_rows, the tile's first query row (a shl where tile_rows is a power of two), less the
+// parameter block's tile_row_shift (fp8_query_tile_shift) where `shifted` (reads_tile_shift): then negative in
+// a tile 0 that overhangs the sequence.
+void emit_tile_row0(Builder &b, Reg row0, Reg tile, int tile_rows, bool shifted);
 
 }  // namespace zyfa::asmgen
 

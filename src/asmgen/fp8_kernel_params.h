@@ -68,7 +68,8 @@ struct Fp8AttentionParams {
   int32_t nheads;
   int32_t group;      // nheads / nheads_k
   int32_t n_jobs;
-  int32_t tile_row_shift;  // fp8_query_tile_shift(seqlen, the kernel's query tile rows)
+  int32_t tile_row_shift;  // fp8_query_tile_shift(seqlen, the kernel's query tile rows); a kernel may ignore
+                           // it (Variant::shifts_tiles), and its last tile then overhangs instead
 };
 
 }  // namespace zyfa::asmgen

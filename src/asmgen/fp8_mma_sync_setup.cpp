@@ -137,7 +137,7 @@ void head_address(MmaSyncEmitter &e, Reg addr, size_t base, size_t batch_stride,
 
 void MmaSyncEmitter::tile_setup() {
   using P = Fp8AttentionParams;
-  emit_tile_row0(b, row0, tile, nx::kQueryTile);
+  emit_tile_row0(b, row0, tile, nx::kQueryTile, /*shifted=*/false);
 
   const Reg b64 = b.temp(Type::kS64, "batch64");
   const Reg h64 = b.temp(Type::kS64, "head64");

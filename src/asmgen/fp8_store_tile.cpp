@@ -45,7 +45,7 @@ void emit_store_tile(Builder &b, const TileRows &t) {
   b.setp(first_of_quad, Cmp::kEq, Type::kS32, t.quad_col, imm(0));
   b.and_(has_lse, has_lse, first_of_quad);
   const Reg row0 = b.temp(Type::kS32, "row0");
-  emit_tile_row0(b, row0, t.tile, t.tile_rows);
+  emit_tile_row0(b, row0, t.tile, t.tile_rows, t.shifted);
 
   for (int h = 0; h < 2; ++h) {
     const Reg lh = t.l[size_t(h)];

@@ -17,7 +17,8 @@ struct TileRows {
   std::array<Reg, 2> tile_row, m, l;
   int chunks = 0;  // n8 chunks of O's columns
   std::function<Reg(int chunk, int row, int col)> o;
-  int tile_rows = numerics::kQueryTile;  // rows per tile: the tile's first row is tile * tile_rows
+  int tile_rows = numerics::kQueryTile;  // rows per tile: the tile's first row is tile * tile_rows,
+  bool shifted = false;                  // less tile_row_shift where set (emit_tile_row0)
 };
 // out = bf16(O * ((1 / l) * v_descale)) for the rows inside seqlen, in 16-byte chunks (every output row must
 // start on 16 bytes); lse = (m + log2 l) ln 2 where asked for.

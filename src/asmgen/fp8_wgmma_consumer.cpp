@@ -523,7 +523,8 @@ void WgmmaEmitter::consumer_tile() {
 }
 
 void WgmmaEmitter::epilogue() {
-  TileRows t{batch, head, tile, quad_col, v_descale, tile_row, m, l, kDv / 8, {}, layout.tile_rows};
+  TileRows t{batch, head, tile, quad_col, v_descale, tile_row, m, l, kDv / 8, {}, layout.tile_rows,
+             reads_tile_shift(variant)};
   t.o = [&](int chunk, int row, int col) { return o[size_t(reg_of(chunk, row, col))]; };
   emit_store_tile(b, t);
 }

@@ -86,7 +86,7 @@ WgmmaEmitter::WgmmaEmitter(Program &program, const Variant &v)
 
 Reg WgmmaEmitter::tile_row0(const char *name) {
   const Reg row0 = b.temp(Type::kS32, name);
-  emit_tile_row0(b, row0, tile, layout.tile_rows);
+  emit_tile_row0(b, row0, tile, layout.tile_rows, reads_tile_shift(variant));
   return row0;
 }
 

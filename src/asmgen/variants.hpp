@@ -37,7 +37,15 @@ struct Variant {
   // so the host may launch the kernel to start while the pre-pass finishes (programmatic stream
   // serialization). A variant without it is launched after the pre-pass has completed.
   bool overlaps_prepass = false;
+  // wgmma with tiles of 192 rows (three consumers): tile t starts tile_row_shift rows before t * 192
+  // (fp8_query_tile_shift), so that tile 0, not the longest tile, overhangs the sequence. A variant without it
+  // starts tile t at t * 192 and its last tile overhangs, which is as correct and only slower: the host passes
+  // the shift either way.
+  bool shifts_tiles = true;
 };
+
+// Whether the variant's kernel reads tile_row_shift: shifts_tiles, over tiles that are not whole key blocks.
+bool reads_tile_shift(const Variant &v);
 
 // Query rows per tile of the variant's job table: 64 per consumer warpgroup (wgmma), numerics::kQueryTile
 // (mma.sync).

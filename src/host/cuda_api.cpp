@@ -169,7 +169,7 @@ class CudaDeviceMemory final : public DeviceMemory {
         step = "cudaStreamSynchronize";
         e = synced;
       }
-      cudaStreamDestroy(copy_stream);
+      if (cudaStreamDestroy(copy_stream) != cudaSuccess) cudaGetLastError();  // ours: not left for the caller
     }
     if (e != cudaSuccess) {
       cudaFree(ptr);

@@ -17,7 +17,8 @@ constexpr int32_t kNoTile = -1;
 struct alignas(16) Job {
   int32_t batch;
   int32_t head;         // query head; its kv head is head / (nheads / nheads_k)
-  int32_t tile_first;   // query tile index, in units of numerics::kQueryTile rows
+  int32_t tile_first;   // query tile index, in tiles of the kernel's rows (its code object's query_tile_rows;
+                        // an FP8 kernel of 192-row tiles starts them fp8_query_tile_shift rows earlier)
   int32_t tile_second;  // kNoTile, or the tile paired with tile_first
 };
 static_assert(sizeof(Job) == 16, "a Job is one 16-byte load for the kernel");

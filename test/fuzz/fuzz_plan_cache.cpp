@@ -51,7 +51,7 @@ class FakeDeviceMemory final : public DeviceMemory {
   zyfa_status upload(const Place &, const void *host, size_t bytes, void **table) override {
     if (ledger_->fail_next_upload) {
       ledger_->fail_next_upload = false;
-      return kUploadFailure;
+      return fail(kUploadFailure, "the fake's upload fails");  // a failed upload records its message
     }
     void *p = ::operator new(bytes == 0 ? 1 : bytes);
     std::memcpy(p, host, bytes);
