@@ -41,9 +41,10 @@ constexpr int kRowsPerConsumer = 64;
 // the consumers whose rows lie past the sequence idle (three consumers: 192-row tiles, which no power-of-two
 // seqlen fills). A multiple of kRowsPerConsumer, so that a consumer's rows lie either all before row 0 (it
 // idles) or all from row 0 on. Tiles of whole key blocks keep 0: their kernels take a tile's key blocks from
-// its index.
+// its index (fp8_tiles_may_shift).
+constexpr bool fp8_tiles_may_shift(int64_t tile_rows) { return tile_rows % numerics::kKeyBlock != 0; }
 constexpr int32_t fp8_query_tile_shift(int64_t seqlen, int64_t tile_rows) {
-  if (tile_rows % numerics::kKeyBlock == 0) return 0;
+  if (!fp8_tiles_may_shift(tile_rows)) return 0;
   const int64_t tiles = (seqlen + tile_rows - 1) / tile_rows;
   return int32_t((tiles * tile_rows - seqlen) / kRowsPerConsumer * kRowsPerConsumer);
 }

@@ -54,7 +54,7 @@ int query_tile_rows(const Variant &v) {
   return v.schedule == Schedule::kWgmma ? kRowsPerConsumer * v.consumers : numerics::kQueryTile;
 }
 
-bool reads_tile_shift(const Variant &v) { return v.shifts_tiles && query_tile_rows(v) % numerics::kKeyBlock != 0; }
+bool reads_tile_shift(const Variant &v) { return v.shifts_tiles && fp8_tiles_may_shift(query_tile_rows(v)); }
 
 const char *schedule_name(Schedule s) { return s == Schedule::kWgmma ? "wgmma" : "mma_sync"; }
 

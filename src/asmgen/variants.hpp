@@ -44,7 +44,8 @@ struct Variant {
   bool shifts_tiles = true;
 };
 
-// Whether the variant's kernel reads tile_row_shift: shifts_tiles, over tiles that are not whole key blocks.
+// Whether the variant's kernel reads tile_row_shift: shifts_tiles, over tiles that may shift
+// (fp8_tiles_may_shift: not whole key blocks).
 bool reads_tile_shift(const Variant &v);
 
 // Query rows per tile of the variant's job table: 64 per consumer warpgroup (wgmma), numerics::kQueryTile
