@@ -50,7 +50,7 @@ func (a *Attention) ForwardDevice(t DeviceTensors, stream Stream) error {
 
 // WorkspaceSize is the workspace bytes a ForwardDevice of this shape can use with t's precision (its FP8
 // flag and descale kinds): 0 where none makes it faster (BF16, FP8 where (NHeads / NHeadsK) * Seqlen is
-// below 8K, split P, exact P at DQK = 128, q/k/v strides that TMA cannot map). It touches no device.
+// below 4K, split P, exact P at DQK = 128, q/k/v strides that TMA cannot map). It touches no device.
 func (a *Attention) WorkspaceSize(t DeviceTensors) (uint64, error) {
 	desc := a.deviceDescriptor(&t)
 	var bytes C.size_t

@@ -234,7 +234,7 @@ ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream)
 
 /* The workspace bytes a zyfa_attn_fwd of `desc` can use (zyfa_attn_desc.workspace): for FP8 with lean P, or
  * exact P at d_qk = 192 (the default P roundings, and lean P asked for at d_qk = 192), where
- * (nheads / nheads_k) * seqlen >= 8192 and q, k, v are TMA-mappable,
+ * (nheads / nheads_k) * seqlen >= 4096 and q, k, v are TMA-mappable,
  * one V^T per (batch, kv head) of 128 x seqlen bytes (seqlen rounded up to 128); 0 elsewhere (BF16, shorter
  * FP8 problems, exact P at d_qk = 128, split P), where a workspace would not make the call faster. Depends on
  * the shape, the dtype, the P rounding and the strides only: pointers may be NULL (those given are checked as

@@ -68,8 +68,10 @@ bool within_kernel_limits(const Problem &p) {
 // gqa-d128 8K-16K. Those were two-consumer kernels. The V^T kernels have three consumers now (d = 128 since
 // session 31, d_qk = 192 since session 32), 1.04-1.10x the two-consumer ones that transpose in the kernel,
 // and the pre-pass pays from 8K at either head dim (sessions 32-33: mha-d128 8K 1.040x, gqa-d128 2K 1.000x;
-// mha-d192 8K 1.06-1.09x, gqa-d192 2K 0.99-1.03x), but not from 4K (mha-d128 4K 0.958x, mha-d192 4K 1.009x).
-constexpr int64_t kVtPrepassMinGroupKeys = 8192;
+// mha-d192 8K 1.06-1.09x, gqa-d192 2K 0.99-1.03x), but then not from 4K (mha-d128 4K 0.958x, mha-d192 4K
+// 1.009x). Since the tile shift (fp8_query_tile_shift) gave the three-consumer kernels 1.065-1.068x at 4K, it
+// pays from 4K too (session 41, an H100 A/B of 3 rounds: mha-d128 4K 1.008x, mha-d192 4K 1.025x).
+constexpr int64_t kVtPrepassMinGroupKeys = 4096;
 
 int prepare(const Problem &problem, bool wgmma) {
   void *function = nullptr;

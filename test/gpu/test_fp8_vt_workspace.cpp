@@ -124,8 +124,8 @@ INSTANTIATE_TEST_SUITE_P(
                       vt_case(192, 2, 4100, 4, 1, Layout::kBHSD, ActivationKind::kStructured),  // MQA, two batches
                       vt_case(128, 1, 8191, 8, 1, Layout::kStrided, ActivationKind::kOutlier),  // gaps in every tensor
                       vt_case(192, 1, 16384, 2, 1, Layout::kBSHD),
-                      vt_case(128, 1, 8192, 1, 1, Layout::kBHSD),  // MHA at the threshold, 8K
-                      vt_case(192, 1, 8192, 1, 1, Layout::kBSHD),  // and at d_qk = 192
+                      vt_case(128, 1, 4096, 1, 1, Layout::kBHSD),  // MHA at the threshold, 4K
+                      vt_case(192, 1, 4096, 1, 1, Layout::kBSHD),  // and at d_qk = 192
                       vt_case(128, 1, 32767, 2, 1, Layout::kBHSD, ActivationKind::kStructured),  // 256 blocks, the last cut
                       lean_at_d192(vt_case(192, 1, 6000, 4, 1, Layout::kBSHD))),  // lean P's own V^T kernel
     case_name);

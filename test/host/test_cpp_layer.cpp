@@ -40,7 +40,7 @@ TEST(CppLayer, BuilderFillsTheDescriptor) {
   EXPECT_EQ(attn.desc().p_rounding, ZYFA_P_ROUNDING_DEFAULT);
 }
 
-// workspace_size() asks the library (FP8 from group * seqlen = 8K: one V^T per kv head, whole 128-key
+// workspace_size() asks the library (FP8 from group * seqlen = 4K: one V^T per kv head, whole 128-key
 // blocks); workspace() fills both fields.
 TEST(CppLayer, WorkspaceSizeAndFields) {
   zyfa::Attention attn;

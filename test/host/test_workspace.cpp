@@ -16,7 +16,7 @@ namespace {
 
 constexpr uint8_t kInputCode = 0x38;       // e4m3 1.0 in q, k and v
 constexpr uint8_t kWorkspacePoison = 0xa5;  // what a V^T pre-pass would overwrite
-// Long enough for the FP8 kernels to use a workspace (src/host/fp8_asm_attention.cpp: group * seqlen from 8K;
+// Long enough for the FP8 kernels to use a workspace (src/host/fp8_asm_attention.cpp: group * seqlen from 4K;
 // here group 2).
 constexpr int64_t kLong = 8192, kH = 4, kHk = 2, kD = 128;
 constexpr int64_t kKeyBlock = 128;
@@ -78,18 +78,18 @@ TEST(Workspace, SizeFollowsDtypeRoundingAndShape) {
   EXPECT_EQ(workspace_size(d), 0u);
   d.d_qk = 128;
   d.p_rounding = ZYFA_P_ROUNDING_DEFAULT;
-  // Where the pre-pass would cost more than it saves: group * seqlen below 8K, at either head dim.
+  // Where the pre-pass would cost more than it saves: group * seqlen below 4K, at either head dim.
   for (int64_t d_qk : {128, 192}) {
     d.d_qk = d_qk;
-    d.seqlen = kLong / 2 - 1;  // group * seqlen = 8190
+    d.seqlen = kLong / 4 - 1;  // group * seqlen = 4094
     EXPECT_EQ(workspace_size(d), 0u) << "d_qk " << d_qk;
-    d.seqlen = kLong / 2;  // 8192
-    EXPECT_EQ(workspace_size(d), vt_bytes(1, kHk, kLong / 2)) << "d_qk " << d_qk;
+    d.seqlen = kLong / 4;  // 4096
+    EXPECT_EQ(workspace_size(d), vt_bytes(1, kHk, kLong / 4)) << "d_qk " << d_qk;
   }
   d.d_qk = 128;
-  d.seqlen = kLong / 2 - 1;
+  d.seqlen = kLong / 4 - 1;
   d.nheads = 4 * kH;  // four times the queries per V row
-  EXPECT_EQ(workspace_size(d), vt_bytes(1, kHk, kLong / 2 - 1));
+  EXPECT_EQ(workspace_size(d), vt_bytes(1, kHk, kLong / 4 - 1));
   zyfa_attn_desc bf16 = ZYFA_ATTN_DESC_INIT;
   bf16.batch = bf16.nheads = bf16.nheads_k = 1;
   bf16.seqlen = 4 * kLong;

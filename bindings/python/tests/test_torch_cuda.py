@@ -85,7 +85,7 @@ def test_fp8_matches_sdpa_fp64_with_every_descale_form(gen, d_qk):
 
 
 def test_fp8_long_sequence_with_workspace_matches_sdpa_fp64_eager_and_replayed(gen):
-    """From group * seqlen = 8K the op gives each FP8 call a workspace (zyfa_attn_workspace_size) from
+    """From group * seqlen = 4K the op gives each FP8 call a workspace (zyfa_attn_workspace_size) from
     PyTorch's allocator, and the library writes V^T into it before the kernel: eager and graph-replayed
     calls alike match SDPA in float64 and each other."""
     batch, seqlen, nheads, nheads_k = 1, 4096, 8, 2
