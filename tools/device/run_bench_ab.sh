@@ -8,6 +8,7 @@
 #   e.g. bash tools/device/run_bench_ab.sh "main stsm" --dtypes=fp8 --families=gqa-d128 --seqlens=2048,16384
 # Prints per case each build's median TFLOP/s over every repeat of every round and its ratio to the first
 # build's, then each build's SM clock and power under load (bench/ab_summary.py); exit 1 if a run fails.
+# $OUT/bench_ab.txt also holds the same summary after each round but the last.
 set -uo pipefail
 read -r -a names <<< "${1:?usage: run_bench_ab.sh \"NAMES\" ZYFA_BENCH_FLAGS...}"
 shift
@@ -29,6 +30,10 @@ for round in $(seq "${ROUNDS:-2}"); do
       bash tools/device/run_bench.sh kernel --impls=zyfa "$@" > "$run.log" 2>&1 || status=1
     echo "run_bench_ab: round $round, $name: $(grep -c manual_time "$run.log") repeats timed" | tee -a "$LOG"
   done
+  # The rounds so far, in the log only: a call's time limit that cuts a later round keeps these.
+  if (( round < ${ROUNDS:-2} )); then
+    { echo "run_bench_ab: after round $round:"; python3 bench/ab_summary.py "$SCRATCH" "${names[@]}"; } >> "$LOG" 2>&1
+  fi
 done
 # Every repeat's TFLOP/s comes from the part files (bench/ab_summary.py), failed repeats included as failures.
 python3 bench/ab_summary.py "$SCRATCH" "${names[@]}" | tee -a "$LOG"
