@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "asmgen/fp8_kernel_params.h"
 #include "host/cta_balance.hpp"
 #include "host/cuda_api.hpp"
 #include "host/error.hpp"
@@ -48,6 +49,10 @@ Job make_job(int64_t b, int64_t head, int64_t pair, int64_t tiles) {
 }
 
 }  // namespace
+
+QueryTiling query_tiling(int64_t seqlen, int64_t tile_rows) {
+  return QueryTiling{seqlen, tile_rows, asmgen::fp8_query_tile_shift(seqlen, tile_rows)};
+}
 
 zyfa_status build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int64_t seqlen,
                             std::vector<Job> *table, JobOrder order, int64_t tile_rows) {
@@ -297,7 +302,7 @@ struct PlanCache::Impl {
     if (key.max_walkers > 0) walkers = std::min<int64_t>(walkers, key.max_walkers);
     const int64_t grid = std::min({walkers, int64_t(table.size()), kMaxPersistentGrid});
     try {
-      balance_tail(&table, grid);
+      balance_tail(&table, grid, query_tiling(k.seqlen, key.tile_rows));
     } catch (const std::bad_alloc &) {
       return fail(ZYFA_STATUS_OUT_OF_MEMORY, "plan cache: no host memory to balance %lld jobs over %lld CTAs",
                   (long long)table.size(), (long long)grid);

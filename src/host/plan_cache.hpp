@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "host/cta_balance.hpp"
 #include "host/problem.hpp"
 #include "kernels/job.h"
 #include "kernels/launch.hpp"
@@ -94,6 +95,11 @@ constexpr JobOrder kDefaultJobOrder = JobOrder::kHeadThenPair;
 zyfa_status build_job_table(int64_t batch, int64_t nheads, int64_t nheads_k, int64_t seqlen,
                             std::vector<Job> *table, JobOrder order = kDefaultJobOrder,
                             int64_t tile_rows = numerics::kQueryTile);
+
+// Where the tiles of a plan over `tile_rows`-row tiles lie, for its tail balance (cta_balance.hpp): the FP8
+// kernels' 192-row tiles start asmgen::fp8_query_tile_shift rows early (the lean-P d_qk = 192 V^T kernel, which
+// ignores the shift, then balances over a tiling a little off its own: its tiles still run once each).
+QueryTiling query_tiling(int64_t seqlen, int64_t tile_rows);
 
 // How a kernel walks a plan: CTAs per SM, and query heads per job (one CTA each, the CTAs of one cluster,
 // which share every K and V copy; the table then holds one job per group of heads_per_job consecutive query

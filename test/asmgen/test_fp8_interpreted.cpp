@@ -161,7 +161,7 @@ int interpret(const InterpretedCase &tc, HostAttention &h, bool wgmma, bool vt_p
   if (jobs.empty()) return 0;
   kernels::Schedule schedule;
   schedule.grid = std::min(tc.grid, int32_t(jobs.size()));
-  balance_tail(&jobs, schedule.grid);  // as the plan cache does: single tiles of any index in the last rounds
+  balance_tail(&jobs, schedule.grid, query_tiling(sh.seqlen, tile_rows));  // as the plan cache does: single tiles of any index in the last rounds
   schedule.jobs = jobs.data();
   schedule.n_jobs = int32_t(jobs.size());
 

@@ -90,7 +90,8 @@ class FakeDeviceMemory final : public DeviceMemory {
 
 // The cache as the header documents it: LRU over unpinned plans, pinned plans never evicted.
 struct Model {
-  using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int>;  // device and context, dtype, b, h, hk, s, ctas
+  // device and context, dtype, b, h, hk, s, ctas, tile rows
+  using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int, int>;
   std::list<Key> lru;  // most recent first
   std::set<Key> pinned;
   uint64_t capacity = 0, hits = 0, misses = 0, evictions = 0;
@@ -105,7 +106,10 @@ struct Model {
   }
 };
 
-PlanKey pick_key(FuzzedDataProvider &in, int *ctas) {
+// The three-consumer FP8 kernels' tiles: 192 rows, shifted (the balance counts them where they lie).
+constexpr int kThreeConsumerRows = 192;
+
+PlanKey pick_key(FuzzedDataProvider &in, int *ctas, int *tile_rows) {
   PlanKey k;
   k.device = in.ConsumeIntegralInRange<int>(0, 1);
   k.context_id = in.ConsumeIntegralInRange<uint64_t>(1, 2);  // two contexts of a device: two plans
@@ -123,13 +127,14 @@ PlanKey pick_key(FuzzedDataProvider &in, int *ctas) {
     k.nheads = k.nheads_k = int64_t(1) << 12;
   }
   *ctas = in.ConsumeIntegralInRange<int>(1, 3);
+  *tile_rows = in.ConsumeBool() ? numerics::kQueryTile : kThreeConsumerRows;
   return k;
 }
 
-Model::Key model_key(const PlanKey &k, int ctas) {
+Model::Key model_key(const PlanKey &k, int ctas, int tile_rows) {
   // dtype, d_qk and the context do not change the table, but they are part of the cache's key: fold them in.
   return {k.device * 4 + int(k.context_id), int(k.dtype) * 1000 + int(k.d_qk), k.batch, k.nheads, k.nheads_k, k.seqlen,
-          ctas};
+          ctas, tile_rows};
 }
 
 void check_stats(const PlanCache &cache, const Model &model, const Ledger &memory) {
@@ -144,11 +149,13 @@ void check_stats(const PlanCache &cache, const Model &model, const Ledger &memor
 }
 
 // The plan's table must be the job table of its key with its tail balanced, and its grid min(SMs * ctas, jobs).
-void check_plan(const Plan &plan, const PlanKey &k, int ctas, int sms) {
+void check_plan(const Plan &plan, const PlanKey &k, int ctas, int tile_rows, int sms) {
   std::vector<Job> expected;
-  require(build_job_table(k.batch, k.nheads, k.nheads_k, k.seqlen, &expected) == ZYFA_STATUS_SUCCESS, "harness",
-          "build_job_table refused a key the cache accepted");
-  balance_tail(&expected, std::min<int64_t>(int64_t(sms) * ctas, int64_t(expected.size())));
+  require(build_job_table(k.batch, k.nheads, k.nheads_k, k.seqlen, &expected, kDefaultJobOrder, tile_rows) ==
+              ZYFA_STATUS_SUCCESS,
+          "harness", "build_job_table refused a key the cache accepted");
+  balance_tail(&expected, std::min<int64_t>(int64_t(sms) * ctas, int64_t(expected.size())),
+               query_tiling(k.seqlen, tile_rows));
   require(plan.schedule.n_jobs == int32_t(expected.size()), "plan cache", "job count differs from the table");
   require(std::memcmp(plan.schedule.jobs, expected.data(), expected.size() * sizeof(Job)) == 0, "plan cache",
           "uploaded table differs from the job table");
@@ -188,17 +195,17 @@ void fuzz_plan_cache(FuzzedDataProvider &in) {
         case 3: ledger.fail_next_upload = true; break;
         case 4: ledger.sms = in.ConsumeIntegralInRange<int>(0, 2) == 0 ? 0 : in.ConsumeIntegralInRange<int>(1, 200); break;
         default: {
-          int ctas = 1;
-          const PlanKey key = pick_key(in, &ctas);
+          int ctas = 1, tile_rows = numerics::kQueryTile;
+          const PlanKey key = pick_key(in, &ctas, &tile_rows);
           const bool may_build = in.ConsumeIntegralInRange<int>(0, 7) != 0;
           const bool pin = in.ConsumeIntegralInRange<int>(0, 5) == 0;
-          const Model::Key mk = model_key(key, ctas);
+          const Model::Key mk = model_key(key, ctas, tile_rows);
           const bool was_cached = model.cached(mk);
           const bool was_pinned = model.pinned.count(mk) > 0;
           const bool upload_fails = ledger.fail_next_upload;
           std::shared_ptr<const Plan> plan;
           clear_error();  // as every entry point does before it reaches the cache
-          const zyfa_status s = cache.acquire(key, ctas, may_build, pin, &plan);
+          const zyfa_status s = cache.acquire(key, GridShape{ctas, 1, 0, tile_rows}, may_build, pin, &plan);
           check_status_contract(s, "PlanCache::acquire");
           if (was_cached) {
             ++model.hits;
@@ -211,7 +218,8 @@ void fuzz_plan_cache(FuzzedDataProvider &in) {
           } else {
             ++model.misses;
             std::vector<Job> table;
-            const zyfa_status table_status = build_job_table(key.batch, key.nheads, key.nheads_k, key.seqlen, &table);
+            const zyfa_status table_status =
+                build_job_table(key.batch, key.nheads, key.nheads_k, key.seqlen, &table, kDefaultJobOrder, tile_rows);
             zyfa_status expected = ZYFA_STATUS_SUCCESS;
             if (!may_build) expected = ZYFA_STATUS_NOT_PREPARED;
             else if (table_status != ZYFA_STATUS_SUCCESS) expected = table_status;
@@ -227,7 +235,7 @@ void fuzz_plan_cache(FuzzedDataProvider &in) {
           }
           require((s == ZYFA_STATUS_SUCCESS) == (plan != nullptr), "plan cache", "plan set exactly on success");
           if (plan) {
-            check_plan(*plan, key, ctas, model.built_sms[mk]);
+            check_plan(*plan, key, ctas, tile_rows, model.built_sms[mk]);
             if (may_build) {
               // A launch outside capture, as run_attention makes it, on one of three streams.
               cache.record_launch(*plan, reinterpret_cast<void *>(uintptr_t(0x100 + 0x10 * (step % 3))));

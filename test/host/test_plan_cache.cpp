@@ -339,7 +339,8 @@ PlanKey key_of(int64_t seqlen, int64_t batch = 2, int64_t nheads = 8, int64_t nh
 // heads, then its tail balanced over as many walkers (CTAs, or clusters of heads_per_job CTAs) as fit.
 std::vector<Job> table_of(const PlanKey &k, int ctas_per_sm = 1, int heads_per_job = 1) {
   std::vector<Job> table = table_of(Shape{k.batch, k.nheads / heads_per_job, k.nheads_k, k.seqlen}, kDefaultJobOrder);
-  balance_tail(&table, std::min<int64_t>(132 * ctas_per_sm / heads_per_job, int64_t(table.size())));
+  balance_tail(&table, std::min<int64_t>(132 * ctas_per_sm / heads_per_job, int64_t(table.size())),
+               query_tiling(k.seqlen, numerics::kQueryTile));
   return table;
 }
 
@@ -454,7 +455,7 @@ TEST_F(PlanCacheTest, MaxWalkersCapTheGrid) {
   EXPECT_EQ(whole->schedule.grid, 66);
   EXPECT_NE(capped.get(), whole.get());
   std::vector<Job> expected = table_of(Shape{key.batch, key.nheads / 2, key.nheads_k, key.seqlen}, kDefaultJobOrder);
-  balance_tail(&expected, 40);
+  balance_tail(&expected, 40, query_tiling(key.seqlen, numerics::kQueryTile));
   ASSERT_EQ(capped->schedule.n_jobs, int64_t(expected.size()));
   EXPECT_EQ(std::memcmp(capped->schedule.jobs, expected.data(), expected.size() * sizeof(Job)), 0);
   // A cap above the SMs changes nothing but the key.
@@ -465,6 +466,37 @@ TEST_F(PlanCacheTest, MaxWalkersCapTheGrid) {
   EXPECT_EQ(cache->acquire(key, GridShape{1, 2, -1}, true, false, &plan), ZYFA_STATUS_INTERNAL);
   EXPECT_NE(std::string(last_error()).find("max_walkers = -1"), std::string::npos) << last_error();
   EXPECT_FALSE(plan);
+}
+
+// A plan of 192-row tiles (the FP8 kernels of three consumer warpgroups) is a plan of its own, balanced over
+// where those tiles lie: tile 0 starts fp8_query_tile_shift rows before row 0 (128 at 4K, whose 22 tiles
+// would overhang by as many), and a tile's work is the key blocks its last row reaches.
+TEST_F(PlanCacheTest, ThreeConsumerTilesAreBalancedWhereTheyLie) {
+  constexpr int kRows = 192;
+  auto cache = make_cache(8);
+  const PlanKey key = key_of(4096, 1, 64, 16);
+  EXPECT_EQ(query_tiling(4096, kRows).row_shift, 128);
+  EXPECT_EQ(query_tiling(4096, numerics::kQueryTile).row_shift, 0);
+  std::shared_ptr<const Plan> wide, plain;
+  ASSERT_EQ(cache->acquire(key, GridShape{1, 1, 0, kRows}, true, false, &wide), ZYFA_STATUS_SUCCESS) << last_error();
+  ASSERT_EQ(cache->acquire(key, GridShape{1, 1}, true, false, &plain), ZYFA_STATUS_SUCCESS) << last_error();
+  EXPECT_NE(wide.get(), plain.get());
+  std::vector<Job> expected;
+  ASSERT_EQ(build_job_table(key.batch, key.nheads, key.nheads_k, key.seqlen, &expected, kDefaultJobOrder, kRows),
+            ZYFA_STATUS_SUCCESS)
+      << last_error();
+  balance_tail(&expected, 132, query_tiling(key.seqlen, kRows));
+  ASSERT_EQ(wide->schedule.n_jobs, int64_t(expected.size()));
+  EXPECT_EQ(std::memcmp(wide->schedule.jobs, expected.data(), expected.size() * sizeof(Job)), 0);
+  // The slowest CTA, counted from the rows each tile reads, within 1% of an even split.
+  std::vector<int64_t> blocks(132, 0);
+  int64_t total = 0;
+  for (int32_t i = 0; i < wide->schedule.n_jobs; ++i) {
+    const int64_t work = key_blocks_of_job(expected[size_t(i)], key.seqlen, kRows, 128);
+    blocks[size_t(i) % blocks.size()] += work;
+    total += work;
+  }
+  EXPECT_LE(double(*std::max_element(blocks.begin(), blocks.end())), 1.01 * double(total) / 132.0);
 }
 
 TEST_F(PlanCacheTest, EvictsTheLeastRecentlyUsed) {
