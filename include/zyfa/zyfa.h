@@ -139,7 +139,8 @@ typedef enum zyfa_p_rounding {
                                    e4m3 of its residual, two P V products into one accumulator; much less
                                    P rounding error than exact P, at the cost of a second P V product.
                                    Output error 0.09-0.11x exact P's (1.6-1.7e-3 on std-1 Gaussians, S =
-                                   128-4096) on the CPU backend, 0.09-0.095x on the H200 at 0.82-0.93x
+                                   128-4096) on the CPU backend, 0.09-0.095x on the H200 on Gaussian
+                                   inputs (0.27-0.70x on outlier and structured ones) at 0.82-0.93x
                                    exact P's speed. On the GPU only the TMA/wgmma kernels implement it:
                                    q, k and v need 16-byte aligned bases and strides above 0, 16-byte
                                    multiples below 2^40 bytes, wherever an extent is above 1, and seqlen
