@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# On the device, for a build of bench/candidates/diag-fp8-trace.patch (or diag-fp8-trace-q2.patch) only: the FP8 kernels' tile-boundary stamps of CTA 0 at the protocol's short
+# shapes, each summed up by bench/fp8_tile_trace.py into $OUT/trace-NAME.txt (the CSV beside it).
+# Carry .carry-NAME built from the diagnostic: CARRY=.carry-trace bash tools/device/run_fp8_trace.sh
+set -uo pipefail
+readonly OUTDIR="${OUT:-$PWD/trace-out}"
+readonly CARRY="${CARRY:-.carry-trace}"
+mkdir -p "$OUTDIR"
+export LD_LIBRARY_PATH="$PWD/$CARRY${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+status=0
+# name: zyfa command arguments (gaussian std 0.1 as zyfa_bench's kernel mode)
+shapes=(
+  "gqa-d128-4k:--seqlen 4096 --heads 64 --heads-k 16"
+  "llama-4k:--seqlen 4096 --heads 64 --heads-k 8"
+  "llama-8k:--seqlen 8192 --heads 64 --heads-k 8"
+  "gqa-d128-16k:--seqlen 16384 --heads 16 --heads-k 4"
+  "mha-d192-8k:--seqlen 8192 --heads 32 --heads-k 32 --d 192"
+)
+for s in "${shapes[@]}"; do
+  name="${s%%:*}"
+  read -r -a args <<< "${s#*:}"
+  ZYFA_FP8_TRACE_OUT="$OUTDIR/trace-$name.csv" timeout -k 5 60 "$CARRY"/zyfa --dtype fp8 --std 0.1 --iters 5 \
+    "${args[@]}" > "$OUTDIR/trace-$name.log" 2>&1 || status=1
+  python3 bench/fp8_tile_trace.py "$OUTDIR/trace-$name.csv" > "$OUTDIR/trace-$name.txt" 2>&1 || status=1
+  echo "== $name: $(tail -1 "$OUTDIR/trace-$name.log")"
+  sed -n '/^medians/,$p' "$OUTDIR/trace-$name.txt"
+done
+exit $status
