@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# On the device, for a build of bench/candidates/diag-fp8-trace.patch (or diag-fp8-trace-q2.patch) only: the FP8 kernels' tile-boundary stamps of CTA 0 at the protocol's short
-# shapes, each summed up by bench/fp8_tile_trace.py into $OUT/trace-NAME.txt (the CSV beside it).
-# Carry .carry-NAME built from the diagnostic: CARRY=.carry-trace bash tools/device/run_fp8_trace.sh
+# On the device, for a build of bench/candidates/diag-fp8-trace.patch (or fp8-q2.patch plus
+# diag-fp8-trace-q2.patch) only: the FP8 kernels' tile-boundary stamps of CTA 0 at the protocol's short shapes,
+# each summed up by bench/fp8_tile_trace.py into $OUT/trace-NAME.txt (the CSV and the zyfa command's log beside it).
+# Here: tools/device/prepare_candidate.sh trace bench/candidates/diag-fp8-trace.patch; there, carrying .carry-trace:
+#   OUT=$OUT/main CARRY=.carry-trace bash tools/device/run_fp8_trace.sh
 set -uo pipefail
 readonly OUTDIR="${OUT:-$PWD/trace-out}"
 readonly CARRY="${CARRY:-.carry-trace}"
