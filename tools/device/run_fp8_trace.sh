@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # On the device, for a build of bench/candidates/diag-fp8-trace.patch (or fp8-q2.patch plus
 # diag-fp8-trace-q2.patch) only: the FP8 kernels' tile-boundary stamps of CTA 0 at the protocol's short shapes,
-# each summed up by bench/fp8_tile_trace.py into $OUT/trace-NAME.txt (the CSV and the zyfa command's log beside it).
+# each summed up by bench/fp8_tile_trace.py: the medians print here, and $OUT/trace.tgz holds each shape's CSV,
+# the zyfa command's log and the whole summary (one file: a device call brings back only a few).
 # Here: tools/device/prepare_candidate.sh trace bench/candidates/diag-fp8-trace.patch; there, carrying .carry-trace:
 #   OUT=$OUT/main CARRY=.carry-trace bash tools/device/run_fp8_trace.sh
 set -uo pipefail
 readonly OUTDIR="${OUT:-$PWD/trace-out}"
 readonly CARRY="${CARRY:-.carry-trace}"
+readonly WORK="$(mktemp -d)"
 mkdir -p "$OUTDIR"
 export LD_LIBRARY_PATH="$PWD/$CARRY${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 status=0
@@ -21,10 +23,11 @@ shapes=(
 for s in "${shapes[@]}"; do
   name="${s%%:*}"
   read -r -a args <<< "${s#*:}"
-  ZYFA_FP8_TRACE_OUT="$OUTDIR/trace-$name.csv" timeout -k 5 60 "$CARRY"/zyfa --dtype fp8 --std 0.1 --iters 5 \
-    "${args[@]}" > "$OUTDIR/trace-$name.log" 2>&1 || status=1
-  python3 bench/fp8_tile_trace.py "$OUTDIR/trace-$name.csv" > "$OUTDIR/trace-$name.txt" 2>&1 || status=1
-  echo "== $name: $(tail -1 "$OUTDIR/trace-$name.log")"
-  sed -n '/^medians/,$p' "$OUTDIR/trace-$name.txt"
+  ZYFA_FP8_TRACE_OUT="$WORK/trace-$name.csv" timeout -k 5 60 "$CARRY"/zyfa --dtype fp8 --std 0.1 --iters 5 \
+    "${args[@]}" > "$WORK/trace-$name.log" 2>&1 || status=1
+  python3 bench/fp8_tile_trace.py "$WORK/trace-$name.csv" > "$WORK/trace-$name.txt" 2>&1 || status=1
+  echo "== $name: $(tail -1 "$WORK/trace-$name.log")"
+  sed -n '/^medians/,$p' "$WORK/trace-$name.txt"
 done
+tar czf "$OUTDIR/trace.tgz" -C "$WORK" . || status=1
 exit $status
