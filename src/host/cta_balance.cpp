@@ -33,9 +33,10 @@ bool split_last_pair(std::vector<Job> *list) {
 }
 
 // How far over an even split the balance settles (slowest CTA / mean, in thousandths), and the most whole
-// rounds it moves with the partial one to get there. One or two rounds reach it at 128-row tiles; the 192-row
-// tiles of the FP8 kernels cost 1.5 blocks per tile index, and one or two rounds leave their plans 2.3% (4K),
-// 2.0% (8K) and 2.8% (16K) over (test_cta_balance.cpp's cases). Each round moved further mixes more heads'
+// rounds it moves with the partial one to get there. The partial and last whole round reach it at 128-row
+// tiles; the 192-row tiles of the FP8 kernels cost 1.5 blocks per tile index, and those two rounds alone leave
+// their plans 2.3% (4K), 2.0% (gqa 8K) and 1.4% (gqa 16K) over (test_cta_balance.cpp's cases, printed with
+// kMostMovedRounds = 1). Each round moved further mixes more heads'
 // tiles at the end, so the balance moves no more than it needs.
 constexpr int64_t kSettledPerMille = 1010;
 constexpr int64_t kEvenPerMille = 1000;

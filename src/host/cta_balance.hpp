@@ -6,8 +6,9 @@
 // protocol. The rebalanced table keeps the first rounds of pairs where they were (so the CTAs of one round
 // still share the same heads' K and V in L2), splits the jobs of the last rounds into single tiles, and
 // gives each single to the CTA with the least work so far, largest first (longest processing time first;
-// ties to the lowest CTA, so the table is a function of the shape, the tiling and the grid alone); each CTA
-// runs its singles in head order, so that the CTAs walk the moved heads together. CTAs are then relabelled,
+// ties to the lowest CTA, so the table is a function of the shape, the tiling and the grid alone); where more
+// than the last whole round moved, each CTA runs its singles in head order, so that the CTAs walk the moved
+// heads together. CTAs are then relabelled,
 // and pairs split where a CTA holds fewer jobs, until the counts fit the strided walk (the first CTAs one job
 // more than the rest). It moves the partial round and the last whole one, and up to three whole rounds more
 // where fewer leave the slowest CTA more than 1% over the mean (the FP8 kernels' 192-row tiles). The jobs of
