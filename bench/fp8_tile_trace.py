@@ -10,6 +10,7 @@ Usage: python3 bench/fp8_tile_trace.py TRACE.csv [--skip N]   (N: first tiles le
 """
 import argparse
 import csv
+import math
 import statistics
 
 WRAP = 1 << 32
@@ -25,9 +26,10 @@ def main():
         rows[(int(r["job"]), int(r["slot"]), int(r["role"]))] = [int(r[f"p{i}"]) for i in range(8)]
     tiles = sorted({(j, s) for (j, s, _) in rows})
     consumers = sorted({r for (_, _, r) in rows if r < 3})
-    t0 = min(rows[(j, s, c)][1] for (j, s) in tiles for c in consumers if (j, s, c) in rows)
+    # The first tile's first consumer's Q arrival: any stamp of the kernel serves, distances being signed.
+    t0 = next(rows[(j, s, c)][1] for (j, s) in tiles for c in consumers if (j, s, c) in rows)
 
-    def rel(x):  # 32-bit clocks as signed distances from the first Q arrival (a kernel runs well under 2^31 cycles)
+    def rel(x):  # 32-bit clocks as signed distances from t0 (a kernel runs well under 2^31 cycles)
         return (x - t0 + WRAP // 2) % WRAP - WRAP // 2
 
     parts = {k: [] for k in ("q_wait", "first", "last_pv", "drain", "store", "boundary", "tile_over")}
@@ -60,11 +62,12 @@ def main():
                     parts[key].append(v / period)
                 parts["boundary"].append((q_wait + (first - q) + (fold - loop) + (drained - fold) +
                                           (stored - drained)) / period)
-        period = statistics.median([x for x in periods if x == x]) if any(x == x for x in periods) else float("nan")
+        measured = [x for x in periods if not math.isnan(x)]
+        tile_period = statistics.median(measured) if measured else float("nan")
         tile_end = max(ends)
-        over = (tile_end - prev_tile_end) / period - longest if prev_tile_end is not None else float("nan")
+        over = (tile_end - prev_tile_end) / tile_period - longest if prev_tile_end is not None else float("nan")
         prev_tile_end = tile_end
-        if n >= args.skip and over == over:
+        if n >= args.skip and not math.isnan(over):
             parts["tile_over"].append(over)
         prod = rows.get((j, s, 3))
         producer = ""
