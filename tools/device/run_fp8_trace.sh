@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# On the device, for a build of bench/candidates/diag-fp8-trace.patch (or fp8-q2.patch plus
-# diag-fp8-trace-q2.patch) only: the FP8 kernels' tile-boundary stamps of CTA 0 at the protocol's short shapes,
-# each summed up by bench/fp8_tile_trace.py: the medians print here, and $OUT/trace.tgz holds each shape's CSV,
-# the zyfa command's log and the whole summary (one file: a device call brings back only a few).
+# On the device, for a build with one of bench/candidates/diag-fp8-trace*.patch only (diag-fp8-trace on main,
+# -q2 after fp8-q2.patch, -jn after fp8-q2.patch and fp8-q2-jobnext.patch; bench/candidates/README.md): the
+# FP8 kernels' tile-boundary stamps of CTA 0 at the protocol's short shapes, each summed up by
+# bench/fp8_tile_trace.py: the medians print here, and $OUT/trace.tgz holds each shape's CSV, the zyfa
+# command's log and the whole summary (one file: a device call brings back only a few).
 # Here: tools/device/prepare_candidate.sh trace bench/candidates/diag-fp8-trace.patch; there, carrying .carry-trace:
 #   OUT=$OUT/main CARRY=.carry-trace bash tools/device/run_fp8_trace.sh
 set -uo pipefail
