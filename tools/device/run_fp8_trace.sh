@@ -29,6 +29,15 @@ for s in "${shapes[@]}"; do
   python3 bench/fp8_tile_trace.py "$WORK/trace-$name.csv" > "$WORK/trace-$name.txt" 2>&1 || status=1
   echo "== $name: $(tail -1 "$WORK/trace-$name.log")"
   sed -n '/^medians/,$p' "$WORK/trace-$name.txt"
+  # When every CTA's consumers finished (diag-fp8-trace-jn since session 44): the tail, and CTA 0's share of the
+  # call at the SM's top clock (the bench runs near it).
+  if [[ -s "$WORK/trace-$name.csv.spans.csv" ]]; then
+    ms="$(sed -n 's/^time \([0-9.]*\) ms\/call.*/\1/p' "$WORK/trace-$name.log")"
+    python3 bench/fp8_cta_spans.py "$WORK/trace-$name.csv.spans.csv" --trace "$WORK/trace-$name.csv" \
+      ${ms:+--ms "$ms"} --ghz "$(nvidia-smi --query-gpu=clocks.max.sm --format=csv,noheader,nounits | head -1 | awk '{print $1 / 1000}')" \
+      > "$WORK/spans-$name.txt" 2>&1 || status=1
+    cat "$WORK/spans-$name.txt"
+  fi
 done
 tar czf "$OUTDIR/trace.tgz" -C "$WORK" . || status=1
 exit $status
