@@ -23,6 +23,46 @@ def pct(values, q):
     return s[min(len(s) - 1, int(q * (len(s) - 1) + 0.5))]
 
 
+def signed(x, ref):
+    """x - ref for 32-bit counters that may wrap between them (a launch is far shorter than half a wrap)."""
+    return (x - ref + WRAP // 2) % WRAP - WRAP // 2
+
+
+def read_spans(lines):
+    return [{k: int(v) for k, v in r.items()} for r in csv.DictReader(lines)]
+
+
+def read_trace_stamps(lines):
+    """CTA 0's clock stamps of a diag-fp8-trace CSV (p7 is a block count, not a clock; 0 is no stamp)."""
+    stamps = []
+    for r in csv.DictReader(lines):
+        stamps += [int(r[f"p{i}"]) for i in range(7) if int(r[f"p{i}"]) != 0]
+    return stamps
+
+
+def summarize(rows, trace_stamps=None):
+    """idle: per CTA, ns from its last consumer's exit to the launch's last exit; spread: per CTA, ns between its
+    consumers' first and last exit; cta0_cycles: CTA 0's first trace stamp to its last exit (None without)."""
+    if not rows:
+        raise ValueError("no spans")
+    ref = rows[0]["end_ns"]
+    ctas = {}
+    for r in rows:
+        ctas.setdefault(r["cta"], []).append(signed(r["end_ns"], ref))
+    last = max(max(e) for e in ctas.values())
+    out = {
+        "ctas": len(ctas),
+        "idle": [last - max(e) for e in ctas.values()],
+        "spread": [max(e) - min(e) for e in ctas.values()],
+        "cta0_cycles": None,
+    }
+    ends = [r["end_clock"] for r in rows if r["cta"] == 0]
+    if trace_stamps and ends:
+        clock_ref = ends[0]
+        out["cta0_cycles"] = max(signed(e, clock_ref) for e in ends) - min(signed(t, clock_ref) for t in trace_stamps)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("spans")
@@ -30,43 +70,25 @@ def main():
     ap.add_argument("--trace", help="CTA 0's tile stamps (the zyfa command's ZYFA_FP8_TRACE_OUT)")
     ap.add_argument("--ghz", type=float, help="the SM clock under load, for CTA 0's span in time")
     args = ap.parse_args()
-    rows = [{k: int(v) for k, v in r.items()} for r in csv.DictReader(open(args.spans))]
+    rows = read_spans(open(args.spans))
     if not rows:
         raise SystemExit("fp8_cta_spans: no spans")
-    t0 = max(r["end_ns"] for r in rows)  # any stamp serves: distances are signed
-
-    def rel(x):  # 32-bit nanoseconds as signed distances from t0 (a launch is far shorter than 2 s)
-        return (x - t0 + WRAP // 2) % WRAP - WRAP // 2
-
-    ctas = {}
-    for r in rows:
-        ctas.setdefault(r["cta"], []).append(rel(r["end_ns"]))
-    last = max(max(e) for e in ctas.values())
-    idle = [last - max(e) for e in ctas.values()]  # per CTA: from its last consumer's exit to the launch's last
-    spread = [max(e) - min(e) for e in ctas.values()]
+    s = summarize(rows, read_trace_stamps(open(args.trace)) if args.trace else None)
+    idle, spread = s["idle"], s["spread"]
     us = 1e-3
-    print(f"CTAs stamped: {len(ctas)}")
+    print(f"CTAs stamped: {s['ctas']}")
     print(f"idle at the tail per CTA: median {statistics.median(idle) * us:.1f} us, p90 {pct(idle, 0.9) * us:.1f} us, "
           f"max {max(idle) * us:.1f} us, mean {statistics.mean(idle) * us:.1f} us")
     print(f"consumers' exits within a CTA: median spread {statistics.median(spread) * us:.2f} us, "
           f"max {max(spread) * us:.2f} us")
     if args.ms:
-        call = args.ms * 1e6
-        print(f"call time {call * us:.1f} us; mean tail idle = {100 * statistics.mean(idle) / call:.1f}% of it")
-    if args.trace and 0 in ctas:
-        stamps = []
-        for r in csv.DictReader(open(args.trace)):
-            stamps += [int(r[f"p{i}"]) for i in range(7) if int(r[f"p{i}"]) != 0]  # p7 is a block count
-        ends = [r["end_clock"] for r in rows if r["cta"] == 0]
-        ref = ends[0]
-
-        def crel(x):
-            return (x - ref + WRAP // 2) % WRAP - WRAP // 2
-
-        cycles = max(crel(e) for e in ends) - min(crel(s) for s in stamps)
+        print(f"call time {args.ms * 1e3:.1f} us; mean tail idle = {100 * statistics.mean(idle) / (args.ms * 1e6):.1f}% of it")
+    if s["cta0_cycles"] is not None:
+        cycles = s["cta0_cycles"]
         line = f"CTA 0: {cycles} cycles from its first stamp to its last consumer's exit"
         if args.ghz and args.ms:
-            line += f" = {cycles / args.ghz * 1e-3:.1f} us at {args.ghz} GHz, {100 * cycles / args.ghz / call:.1f}% of the call"
+            ns = cycles / args.ghz
+            line += f" = {ns * us:.1f} us at {args.ghz} GHz, {100 * ns / (args.ms * 1e6):.1f}% of the call"
         print(line)
 
 
