@@ -15,17 +15,12 @@ import argparse
 import csv
 import statistics
 
-WRAP = 1 << 32
+from fp8_tile_trace import signed
 
 
 def pct(values, q):
     s = sorted(values)
     return s[min(len(s) - 1, int(q * (len(s) - 1) + 0.5))]
-
-
-def signed(x, ref):
-    """x - ref for 32-bit counters that may wrap between them (a launch is far shorter than half a wrap)."""
-    return (x - ref + WRAP // 2) % WRAP - WRAP // 2
 
 
 def read_spans(lines):
@@ -70,10 +65,10 @@ def main():
     ap.add_argument("--trace", help="CTA 0's tile stamps (the zyfa command's ZYFA_FP8_TRACE_OUT)")
     ap.add_argument("--ghz", type=float, help="the SM clock under load, for CTA 0's span in time")
     args = ap.parse_args()
-    rows = read_spans(open(args.spans))
-    if not rows:
-        raise SystemExit("fp8_cta_spans: no spans")
-    s = summarize(rows, read_trace_stamps(open(args.trace)) if args.trace else None)
+    try:
+        s = summarize(read_spans(open(args.spans)), read_trace_stamps(open(args.trace)) if args.trace else None)
+    except ValueError as e:
+        raise SystemExit(f"fp8_cta_spans: {e}")
     idle, spread = s["idle"], s["spread"]
     us = 1e-3
     print(f"CTAs stamped: {s['ctas']}")

@@ -16,6 +16,12 @@ import statistics
 WRAP = 1 << 32
 
 
+def signed(x, ref):
+    """x - ref for 32-bit counters (SM clocks, %globaltimer_lo) that may wrap between them; a launch is far
+    shorter than half a wrap (2^31 cycles or ns)."""
+    return (x - ref + WRAP // 2) % WRAP - WRAP // 2
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
@@ -29,8 +35,8 @@ def main():
     # The first tile's first consumer's Q arrival: any stamp of the kernel serves, distances being signed.
     t0 = next(rows[(j, s, c)][1] for (j, s) in tiles for c in consumers if (j, s, c) in rows)
 
-    def rel(x):  # 32-bit clocks as signed distances from t0 (a kernel runs well under 2^31 cycles)
-        return (x - t0 + WRAP // 2) % WRAP - WRAP // 2
+    def rel(x):
+        return signed(x, t0)
 
     parts = {k: [] for k in ("q_wait", "first", "last_pv", "drain", "store", "boundary", "tile_over")}
     prev_stored = {}

@@ -13,6 +13,8 @@ readonly WORK="$(mktemp -d)"
 mkdir -p "$OUTDIR"
 export LD_LIBRARY_PATH="$PWD/$CARRY${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 status=0
+# The card's top SM clock in GHz, for CTA 0's share of the call (bench/fp8_cta_spans.py; the bench runs near it).
+top_ghz="$(nvidia-smi --query-gpu=clocks.max.sm --format=csv,noheader,nounits | head -1 | awk '{print $1 / 1000}')"
 # name: zyfa command arguments (gaussian std 0.1 as zyfa_bench's kernel mode)
 shapes=(
   "gqa-d128-4k:--seqlen 4096 --heads 64 --heads-k 16"
@@ -30,11 +32,11 @@ for s in "${shapes[@]}"; do
   echo "== $name: $(tail -1 "$WORK/trace-$name.log")"
   sed -n '/^medians/,$p' "$WORK/trace-$name.txt"
   # When every CTA's consumers finished (diag-fp8-trace-jn since session 44): the tail, and CTA 0's share of the
-  # call at the SM's top clock (the bench runs near it).
+  # call at the SM's top clock.
   if [[ -s "$WORK/trace-$name.csv.spans.csv" ]]; then
     ms="$(sed -n 's/^time \([0-9.]*\) ms\/call.*/\1/p' "$WORK/trace-$name.log")"
     python3 bench/fp8_cta_spans.py "$WORK/trace-$name.csv.spans.csv" --trace "$WORK/trace-$name.csv" \
-      ${ms:+--ms "$ms"} --ghz "$(nvidia-smi --query-gpu=clocks.max.sm --format=csv,noheader,nounits | head -1 | awk '{print $1 / 1000}')" \
+      ${ms:+--ms "$ms"} ${top_ghz:+--ghz "$top_ghz"} \
       > "$WORK/spans-$name.txt" 2>&1 || status=1
     cat "$WORK/spans-$name.txt"
   fi
