@@ -6,10 +6,14 @@ one nanosecond clock (%globaltimer_lo), with its SM clock beside it.
 It shows what the tile trace (bench/fp8_tile_trace.py, CTA 0 only) cannot:
   - the tail: how long CTAs sit idle at the end while the last ones finish (idle SMs, not slow tiles);
   - the spread of the consumers' exits within each CTA;
+  - the SM clock the kernel ran at, measured in the kernel: within one CTA (one SM), the clock cycles between its
+    consumers' first and last exit over the nanoseconds between them. nvidia-smi's 200 ms samples said 1965 MHz
+    while this said 1.80 GHz on the same H100 (session 45), so the trace does not take the clock from outside;
   - with --trace, CTA 0's own span in SM cycles from its first stamp to its last consumer's exit, and with --ms
-    and --ghz its share of the call time (the rest: launch, the V^T pre-pass, Q's first copy, the tail).
+    its share of the call time at that clock, and what comes before its first stamp (the launch, the V^T
+    pre-pass, the CTA's setup, Q's first copy): the call less the span and CTA 0's tail.
 
-Usage: python3 bench/fp8_cta_spans.py TRACE.csv.spans.csv [--ms MS_PER_CALL] [--trace TRACE.csv] [--ghz GHZ]
+Usage: python3 bench/fp8_cta_spans.py TRACE.csv.spans.csv [--ms MS_PER_CALL] [--trace TRACE.csv]
 """
 import argparse
 import csv
@@ -35,20 +39,34 @@ def read_trace_stamps(lines):
     return stamps
 
 
+# A CTA's exits must lie this far apart for its clock estimate (%globaltimer_lo moves in steps of tens of ns).
+MIN_CLOCK_SPAN_NS = 1000
+
+
 def summarize(rows, trace_stamps=None):
     """idle: per CTA, ns from its last consumer's exit to the launch's last exit; spread: per CTA, ns between its
-    consumers' first and last exit; cta0_cycles: CTA 0's first trace stamp to its last exit (None without)."""
+    consumers' first and last exit; ghz: the median over CTAs of their exits' clock cycles per ns (None where no
+    CTA's exits lie MIN_CLOCK_SPAN_NS apart); cta0_cycles: CTA 0's first trace stamp to its last exit (None
+    without)."""
     if not rows:
         raise ValueError("no spans")
     ref = rows[0]["end_ns"]
-    ctas = {}
+    ctas, clocks = {}, {}
     for r in rows:
         ctas.setdefault(r["cta"], []).append(signed(r["end_ns"], ref))
+        clocks.setdefault(r["cta"], []).append(r["end_clock"])
     last = max(max(e) for e in ctas.values())
+    rates = []
+    for cta, ends in ctas.items():  # SM clocks differ between SMs: only a CTA's own exits are compared
+        first, final = ends.index(min(ends)), ends.index(max(ends))
+        if ends[final] - ends[first] >= MIN_CLOCK_SPAN_NS:
+            rates.append(signed(clocks[cta][final], clocks[cta][first]) / (ends[final] - ends[first]))
     out = {
         "ctas": len(ctas),
         "idle": [last - max(e) for e in ctas.values()],
         "spread": [max(e) - min(e) for e in ctas.values()],
+        "ghz": statistics.median(rates) if rates else None,
+        "cta0_idle": last - max(ctas[0]) if 0 in ctas else None,
         "cta0_cycles": None,
     }
     ends = [r["end_clock"] for r in rows if r["cta"] == 0]
@@ -63,7 +81,6 @@ def main():
     ap.add_argument("spans")
     ap.add_argument("--ms", type=float, help="the call's time per call (ms)")
     ap.add_argument("--trace", help="CTA 0's tile stamps (the zyfa command's ZYFA_FP8_TRACE_OUT)")
-    ap.add_argument("--ghz", type=float, help="the SM clock under load, for CTA 0's span in time")
     args = ap.parse_args()
     try:
         s = summarize(read_spans(open(args.spans)), read_trace_stamps(open(args.trace)) if args.trace else None)
@@ -76,14 +93,17 @@ def main():
           f"max {max(idle) * us:.1f} us, mean {statistics.mean(idle) * us:.1f} us")
     print(f"consumers' exits within a CTA: median spread {statistics.median(spread) * us:.2f} us, "
           f"max {max(spread) * us:.2f} us")
+    ghz = s["ghz"]
+    print(f"SM clock in the kernel: {ghz:.3f} GHz" if ghz else "SM clock in the kernel: no CTA's exits far enough apart")
     if args.ms:
         print(f"call time {args.ms * 1e3:.1f} us; mean tail idle = {100 * statistics.mean(idle) / (args.ms * 1e6):.1f}% of it")
     if s["cta0_cycles"] is not None:
         cycles = s["cta0_cycles"]
         line = f"CTA 0: {cycles} cycles from its first stamp to its last consumer's exit"
-        if args.ghz and args.ms:
-            ns = cycles / args.ghz
-            line += f" = {ns * us:.1f} us at {args.ghz} GHz, {100 * ns / (args.ms * 1e6):.1f}% of the call"
+        if ghz and args.ms:
+            ns, call = cycles / ghz, args.ms * 1e6
+            line += (f" = {ns * us:.1f} us, {100 * ns / call:.1f}% of the call; before its first stamp "
+                     f"{(call - ns - s['cta0_idle']) * us:.1f} us, its tail {s['cta0_idle'] * us:.1f} us")
         print(line)
 
 

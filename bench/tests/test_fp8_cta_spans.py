@@ -39,3 +39,24 @@ def test_cta0_cycles_from_first_stamp_to_last_exit():
 def test_no_spans_is_an_error():
     with pytest.raises(ValueError):
         fp8_cta_spans.summarize([])
+
+
+def test_clock_from_each_ctas_own_exits():
+    # CTA 0: 2000 ns and 3600 cycles apart (1.8 GHz) across both wraps; CTA 1: 3000 ns, 6000 cycles (2.0 GHz),
+    # its clock far from CTA 0's (SMs' clocks are not aligned); CTA 2's exits are too close to count.
+    spans = f"""cta,role,end_ns,end_clock
+0,0,{WRAP - 1000},{WRAP - 1800}
+0,1,1000,1800
+1,0,5000,7000000
+1,1,8000,7006000
+2,0,8100,50
+2,1,8200,900
+"""
+    s = fp8_cta_spans.summarize(fp8_cta_spans.read_spans(spans.splitlines()))
+    assert s["ghz"] == pytest.approx(1.9)  # the median of 1.8 and 2.0
+    assert s["cta0_idle"] == 7200  # CTA 2's 8200 less CTA 0's 1000
+
+
+def test_no_clock_where_exits_are_too_close():
+    s = fp8_cta_spans.summarize(fp8_cta_spans.read_spans(SPANS.splitlines()))
+    assert s["ghz"] is None

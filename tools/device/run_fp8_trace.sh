@@ -13,8 +13,6 @@ readonly WORK="$(mktemp -d)"
 mkdir -p "$OUTDIR"
 export LD_LIBRARY_PATH="$PWD/$CARRY${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 status=0
-# The card's top SM clock in GHz, for CTA 0's share of the call (bench/fp8_cta_spans.py; the bench runs near it).
-top_ghz="$(nvidia-smi --query-gpu=clocks.max.sm --format=csv,noheader,nounits | head -1 | awk '{print $1 / 1000}')"
 # name: zyfa command arguments (gaussian std 0.1 as zyfa_bench's kernel mode)
 shapes=(
   "gqa-d128-4k:--seqlen 4096 --heads 64 --heads-k 16"
@@ -31,12 +29,12 @@ for s in "${shapes[@]}"; do
   python3 bench/fp8_tile_trace.py "$WORK/trace-$name.csv" > "$WORK/trace-$name.txt" 2>&1 || status=1
   echo "== $name: $(tail -1 "$WORK/trace-$name.log")"
   sed -n '/^medians/,$p' "$WORK/trace-$name.txt"
-  # When every CTA's consumers finished (diag-fp8-trace-jn since session 44): the tail, and CTA 0's share of the
-  # call at the SM's top clock.
+  # When every CTA's consumers finished (diag-fp8-trace-jn since session 44): the tail, the SM clock measured in
+  # the kernel, and CTA 0's share of the call at it.
   if [[ -s "$WORK/trace-$name.csv.spans.csv" ]]; then
     ms="$(sed -n 's/^time \([0-9.]*\) ms\/call.*/\1/p' "$WORK/trace-$name.log")"
     python3 bench/fp8_cta_spans.py "$WORK/trace-$name.csv.spans.csv" --trace "$WORK/trace-$name.csv" \
-      ${ms:+--ms "$ms"} ${top_ghz:+--ghz "$top_ghz"} \
+      ${ms:+--ms "$ms"} \
       > "$WORK/spans-$name.txt" 2>&1 || status=1
     cat "$WORK/spans-$name.txt"
   fi
