@@ -51,28 +51,27 @@ def summarize(rows, trace_stamps=None):
     if not rows:
         raise ValueError("no spans")
     ref = rows[0]["end_ns"]
-    ctas, clocks = {}, {}
+    exits = {}  # per CTA: (ns from ref, SM clock) of each consumer's exit
     for r in rows:
-        ctas.setdefault(r["cta"], []).append(signed(r["end_ns"], ref))
-        clocks.setdefault(r["cta"], []).append(r["end_clock"])
-    last = max(max(e) for e in ctas.values())
+        exits.setdefault(r["cta"], []).append((signed(r["end_ns"], ref), r["end_clock"]))
+    last = max(max(e) for e in exits.values())[0]
     rates = []
-    for cta, ends in ctas.items():  # SM clocks differ between SMs: only a CTA's own exits are compared
-        first, final = ends.index(min(ends)), ends.index(max(ends))
-        if ends[final] - ends[first] >= MIN_CLOCK_SPAN_NS:
-            rates.append(signed(clocks[cta][final], clocks[cta][first]) / (ends[final] - ends[first]))
+    for ends in exits.values():  # SM clocks differ between SMs: only a CTA's own exits are compared
+        (ns0, clock0), (ns1, clock1) = min(ends), max(ends)
+        if ns1 - ns0 >= MIN_CLOCK_SPAN_NS:
+            rates.append(signed(clock1, clock0) / (ns1 - ns0))
     out = {
-        "ctas": len(ctas),
-        "idle": [last - max(e) for e in ctas.values()],
-        "spread": [max(e) - min(e) for e in ctas.values()],
+        "ctas": len(exits),
+        "idle": [last - max(e)[0] for e in exits.values()],
+        "spread": [max(e)[0] - min(e)[0] for e in exits.values()],
         "ghz": statistics.median(rates) if rates else None,
-        "cta0_idle": last - max(ctas[0]) if 0 in ctas else None,
+        "cta0_idle": last - max(exits[0])[0] if 0 in exits else None,
         "cta0_cycles": None,
     }
-    ends = [r["end_clock"] for r in rows if r["cta"] == 0]
-    if trace_stamps and ends:
-        clock_ref = ends[0]
-        out["cta0_cycles"] = max(signed(e, clock_ref) for e in ends) - min(signed(t, clock_ref) for t in trace_stamps)
+    if trace_stamps and 0 in exits:
+        clock_ref = exits[0][0][1]
+        out["cta0_cycles"] = (max(signed(c, clock_ref) for _, c in exits[0]) -
+                              min(signed(t, clock_ref) for t in trace_stamps))
     return out
 
 
