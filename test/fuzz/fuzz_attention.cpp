@@ -294,7 +294,10 @@ void build_bounded_case(FuzzedDataProvider &in, BoundedCase &c) {
     case 3: d.v = d.k; break;  // inputs may share memory: legal when v's span fits in k's block
     default: break;
   }
-  if (d.v == d.k && d.k != nullptr && c.blocks[kK].size() < c.blocks[kV].size()) d.v = c.blocks[kV].data();
+  // v may use k's block only where its span fits there. A v too large to back (span < 0) never does: its
+  // strides would read far past k's block, so it goes back to its own block, NULL, and must be refused.
+  const bool v_fits_k = c.spans[kV] >= 0 && c.blocks[kV].size() <= c.blocks[kK].size();
+  if (d.v == d.k && d.k != nullptr && !v_fits_k) d.v = c.blocks[kV].size() ? c.blocks[kV].data() : nullptr;
   c.pointer_null = !d.q || !d.k || !d.v || !d.out;
 
   // P rounding: mostly the default; FP8 the three others (split, which the GPU refuses where TMA cannot map
