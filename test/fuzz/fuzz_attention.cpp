@@ -63,10 +63,12 @@ int64_t span_elements(const TensorShape &t, int64_t batch, int64_t seqlen) {
       return -1;
     }
   }
-  if (__builtin_mul_overflow(last + 1, int64_t(t.element_bytes), &bytes) || bytes > int64_t(kMaxBlockBytes)) {
+  int64_t count = 0;  // last + 1 overflows where the strides put the last element at INT64_MAX
+  if (__builtin_add_overflow(last, 1, &count) || __builtin_mul_overflow(count, int64_t(t.element_bytes), &bytes) ||
+      bytes > int64_t(kMaxBlockBytes)) {
     return -1;
   }
-  return last + 1;
+  return count;
 }
 
 zyfa_strides named_layout_strides(bool bhsd, int64_t seqlen, int64_t heads, int64_t dim) {
