@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Here: a bench carry that runs another carry's zyfa_bench with environment variables set, so that one build of a
-# diagnostic candidate that reads ZYFA_DIAG_* variables (e.g. bench/candidates/diag-vt-stream-env.patch) takes part
+# diagnostic candidate that reads ZYFA_DIAG_* variables (e.g. sessions 47-48's diag-vt-stream-env.patch, in git at 95ab752) takes part
 # in run_bench_ab.sh as several builds, at a few KiB of carry each.
 # Usage: tools/device/prepare_env_variant.sh NAME BASE VAR=VALUE...
 #   e.g. tools/device/prepare_env_variant.sh vts48 vts ZYFA_DIAG_VT_STREAM_BLOCKS=48
