@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Summarizes an A/B of zyfa builds timed round by round (tools/device/run_bench_ab.sh), from the part files
-run_bench.sh wrote for each run (SCRATCH-NAME-ROUND/part-kernel.json):
+run_bench.sh wrote for each run (SCRATCH-NAME-ROUND/part-kernel.json, or part-sustained.json for an A/B in
+sustained mode, AB_PART=sustained, where the GPU sits at its power cap as in the 16K-32K records):
 
   python3 bench/ab_summary.py SCRATCH NAME [NAME...]
 
@@ -15,10 +16,15 @@ import os
 import statistics
 import sys
 
+# run_bench.sh's parts that time zyfa (each record's mode is its part's name).
+TIMED_PARTS = ("kernel", "sustained")
+
 
 def case_name(r):
     """One case of the A/B: what zyfa_bench timed, without the build."""
     name = f"{r['dtype']}/{r['family']}/S{r['seqlen']}/{r['inputs']}/std{r.get('input_std') or 0:g}"
+    if r.get("mode") != "kernel":
+        name = f"{r.get('mode')}/{name}"
     return name + (f"/{r['p_rounding']}-P" if r.get("p_rounding") else "")
 
 
@@ -27,7 +33,8 @@ def runs_of(scratch, name):
     SCRATCH-NAME-x-ROUND)."""
     prefix = f"{scratch}-{name}-"
     rounds = sorted((int(d[len(prefix):]), d) for d in glob.glob(prefix + "*") if d[len(prefix):].isdigit())
-    return [json.load(open(f"{d}/part-kernel.json")) for _, d in rounds if os.path.exists(f"{d}/part-kernel.json")]
+    return [json.load(open(f"{d}/part-{part}.json")) for _, d in rounds for part in TIMED_PARTS
+            if os.path.exists(f"{d}/part-{part}.json")]
 
 
 def summarize(scratch, names, out=sys.stdout):
@@ -38,7 +45,7 @@ def summarize(scratch, names, out=sys.stdout):
     for n in names:
         for part in parts[n]:
             for r in part["records"]:
-                if r.get("impl") != "zyfa" or r.get("mode") != "kernel":
+                if r.get("impl") != "zyfa" or r.get("mode") not in TIMED_PARTS:
                     continue
                 repeats = r.get("tflops_repeats") or []
                 if r.get("tflops") is None or not repeats or any(x is None for x in repeats):

@@ -6,17 +6,17 @@ import json
 import ab_summary
 
 
-def part(repeats_by_case, mhz=1800, watts=690):
-    records = [{"impl": "zyfa", "mode": "kernel", "dtype": "fp8", "family": fam, "seqlen": s, "inputs": "gaussian",
+def part(repeats_by_case, mhz=1800, watts=690, mode="kernel"):
+    records = [{"impl": "zyfa", "mode": mode, "dtype": "fp8", "family": fam, "seqlen": s, "inputs": "gaussian",
                 "input_std": 0.1, "tflops": None if None in reps else sorted(reps)[len(reps) // 2],
                 "tflops_repeats": reps} for (fam, s), reps in repeats_by_case.items()]
     return {"records": records, "clocks_under_load": {"sm_mhz_median": mhz, "power_w_median": watts}}
 
 
-def write(tmp_path, name, rnd, p):
+def write(tmp_path, name, rnd, p, part_name="kernel"):
     d = tmp_path / f"ab-{name}-{rnd}"
     d.mkdir()
-    (d / "part-kernel.json").write_text(json.dumps(p))
+    (d / f"part-{part_name}.json").write_text(json.dumps(p))
 
 
 def run(tmp_path, names):
@@ -58,3 +58,11 @@ def test_a_build_that_lost_a_round_is_not_compared(tmp_path):
 def test_nothing_timed_fails(tmp_path):
     ok, text = run(tmp_path, ["main", "cand"])
     assert not ok and "no case was timed" in text
+
+
+def test_a_sustained_ab_is_summarized_under_its_mode(tmp_path):
+    write(tmp_path, "main", 1, part({("gqa-d128", 16384): [1000.0]}, mode="sustained"), "sustained")
+    write(tmp_path, "cand", 1, part({("gqa-d128", 16384): [1030.0]}, mode="sustained"), "sustained")
+    ok, text = run(tmp_path, ["main", "cand"])
+    assert ok, text
+    assert "sustained/fp8/gqa-d128/S16384/gaussian/std0.1" in text and "cand  1030.0 (1.030x)" in text

@@ -6,6 +6,9 @@
 # (ignored by git); carry them all (about 4.4 MB each).
 # Usage: ROUNDS=2 bash tools/device/run_bench_ab.sh "NAME NAME..." ZYFA_BENCH_FLAGS...
 #   e.g. bash tools/device/run_bench_ab.sh "main stsm" --dtypes=fp8 --families=gqa-d128 --seqlens=2048,16384
+# AB_PART=sustained times run_bench.sh's sustained part instead of its kernel part: each case 2 s idle, 1 s
+# warm, >= 3 s timed back to back, so the GPU reaches its power cap as in the 16K-32K records of a full run
+# (the kernel part's short A/B cases run below it, at 1965 MHz on the H100s here); its default S is 16K.
 # Prints per case each build's median TFLOP/s over every repeat of every round and its ratio to the first
 # build's, then each build's SM clock and power under load (bench/ab_summary.py); exit 1 if a run fails.
 # $OUT/bench_ab.txt also holds the same summary after each round but the last.
@@ -20,6 +23,8 @@ status=0
 # Each run's scratch, SCRATCH-NAME-ROUND: its log (.log) and run_bench.sh's part file (a folder), whose records
 # and clocks the summary reads; this A/B's only.
 readonly SCRATCH=/tmp/bench-ab
+readonly PART="${AB_PART:-kernel}"
+[[ $PART == kernel || $PART == sustained ]] || { echo "run_bench_ab: AB_PART must be kernel or sustained"; exit 2; }
 rm -rf "$SCRATCH"-*
 for round in $(seq "${ROUNDS:-2}"); do
   # The builds' order rotates by round, so that drift (clocks, temperature) favours none of them.
@@ -27,7 +32,7 @@ for round in $(seq "${ROUNDS:-2}"); do
     name="${names[$(( (i + round - 1) % ${#names[@]} ))]}"
     run="$SCRATCH-$name-$round"
     OUT="$run" CARRY=".carry-bench-$name" STEP_TIMEOUT="${STEP_TIMEOUT:-120}" \
-      bash tools/device/run_bench.sh kernel --impls=zyfa "$@" > "$run.log" 2>&1 || status=1
+      bash tools/device/run_bench.sh "$PART" --impls=zyfa "$@" > "$run.log" 2>&1 || status=1
     echo "run_bench_ab: round $round, $name: $(grep -c manual_time "$run.log") repeats timed" | tee -a "$LOG"
   done
   # The rounds so far, in the log only: a call's time limit that cuts a later round keeps these.
