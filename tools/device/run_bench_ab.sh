@@ -34,6 +34,11 @@ for round in $(seq "${ROUNDS:-2}"); do
     OUT="$run" CARRY=".carry-bench-$name" STEP_TIMEOUT="${STEP_TIMEOUT:-120}" \
       bash tools/device/run_bench.sh "$PART" --impls=zyfa "$@" > "$run.log" 2>&1 || status=1
     echo "run_bench_ab: round $round, $name: $(grep -c manual_time "$run.log") repeats timed" | tee -a "$LOG"
+    # Round 1 so far, in the log only (its builds run in the given order, the first one the baseline): a call's
+    # time limit that cuts round 1 keeps the builds it finished (session 48 lost a sustained A/B's summary so).
+    if (( round == 1 && i > 0 )); then
+      { echo "run_bench_ab: round 1 so far:"; python3 bench/ab_summary.py "$SCRATCH" "${names[@]:0:i+1}"; } >> "$LOG" 2>&1
+    fi
   done
   # The rounds so far, in the log only: a call's time limit that cuts a later round keeps these.
   if (( round < ${ROUNDS:-2} )); then
