@@ -3,8 +3,9 @@
 # diagnostic candidate that reads ZYFA_DIAG_* variables (e.g. sessions 47-48's diag-vt-stream-env.patch, in git at 95ab752) takes part
 # in run_bench_ab.sh as several builds, at a few KiB of carry each.
 # Usage: tools/device/prepare_env_variant.sh NAME BASE VAR=VALUE...
-#   e.g. tools/device/prepare_env_variant.sh vts48 vts ZYFA_DIAG_VT_STREAM_BLOCKS=48
-#   makes .carry-bench-vts48/zyfa_bench, which runs .carry-bench-vts/zyfa_bench (carry both).
+#   e.g. tools/device/prepare_env_variant.sh vts48 vts ZYFA_DIAG_VT_STREAM_BLOCKS=48 (session 47, on a build of
+#   the deleted fp8-vt-stream) made .carry-bench-vts48/zyfa_bench, which runs .carry-bench-vts/zyfa_bench
+#   (carry both).
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 readonly NAME="${1:?usage: prepare_env_variant.sh NAME BASE VAR=VALUE...}" BASE="${2:?no BASE}"

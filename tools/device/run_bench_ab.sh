@@ -7,14 +7,17 @@
 # Usage: ROUNDS=2 bash tools/device/run_bench_ab.sh "NAME NAME..." ZYFA_BENCH_FLAGS...
 #   e.g. bash tools/device/run_bench_ab.sh "main stsm" --dtypes=fp8 --families=gqa-d128 --seqlens=2048,16384
 # AB_PART=sustained times run_bench.sh's sustained part instead of its kernel part: each case 2 s idle, 1 s
-# warm, >= 3 s timed back to back, so the GPU reaches its power cap as in the 16K-32K records of a full run
-# (the kernel part's short A/B cases run below it, at 1965 MHz on the H100s here); its default S is 16K.
+# warm, >= 3 s timed back to back, so the GPU reaches its power cap, as a full run's records do over its many
+# cases (an A/B's few short kernel-mode cases stay below it, at 1965 MHz on the H100s here); default S 16K.
 # Prints per case each build's median TFLOP/s over every repeat of every round and its ratio to the first
 # build's, then each build's SM clock and power under load (bench/ab_summary.py); exit 1 if a run fails.
-# $OUT/bench_ab.txt also holds the same summary after each round but the last.
+# $OUT/bench_ab.txt also holds the same summary after each round but the last, and round 1's so far after
+# each of its builds but the first and the last, so that a call cut by its time limit keeps what finished.
 set -uo pipefail
 read -r -a names <<< "${1:?usage: run_bench_ab.sh \"NAMES\" ZYFA_BENCH_FLAGS...}"
 shift
+readonly PART="${AB_PART:-kernel}"
+[[ $PART == kernel || $PART == sustained ]] || { echo "run_bench_ab: AB_PART must be kernel or sustained" >&2; exit 2; }
 readonly OUTDIR="${OUT:-$PWD/bench-out}"
 mkdir -p "$OUTDIR"
 readonly LOG="$OUTDIR/bench_ab.txt"
@@ -23,8 +26,6 @@ status=0
 # Each run's scratch, SCRATCH-NAME-ROUND: its log (.log) and run_bench.sh's part file (a folder), whose records
 # and clocks the summary reads; this A/B's only.
 readonly SCRATCH=/tmp/bench-ab
-readonly PART="${AB_PART:-kernel}"
-[[ $PART == kernel || $PART == sustained ]] || { echo "run_bench_ab: AB_PART must be kernel or sustained"; exit 2; }
 rm -rf "$SCRATCH"-*
 for round in $(seq "${ROUNDS:-2}"); do
   # The builds' order rotates by round, so that drift (clocks, temperature) favours none of them.
@@ -36,7 +37,8 @@ for round in $(seq "${ROUNDS:-2}"); do
     echo "run_bench_ab: round $round, $name: $(grep -c manual_time "$run.log") repeats timed" | tee -a "$LOG"
     # Round 1 so far, in the log only (its builds run in the given order, the first one the baseline): a call's
     # time limit that cuts round 1 keeps the builds it finished (session 48 lost a sustained A/B's summary so).
-    if (( round == 1 && i > 0 )); then
+    # After its last build the summary below (or the whole round's) says the same.
+    if (( round == 1 && i > 0 && i < ${#names[@]} - 1 )); then
       { echo "run_bench_ab: round 1 so far:"; python3 bench/ab_summary.py "$SCRATCH" "${names[@]:0:i+1}"; } >> "$LOG" 2>&1
     fi
   done
