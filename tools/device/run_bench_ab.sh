@@ -27,6 +27,12 @@ status=0
 # and clocks the summary reads; this A/B's only.
 readonly SCRATCH=/tmp/bench-ab
 rm -rf "$SCRATCH"-*
+# A summary of the builds named so far, into the log only: a call's time limit that cuts the A/B keeps these.
+log_summary() {
+  local label="$1"
+  shift
+  { echo "run_bench_ab: $label:"; python3 bench/ab_summary.py "$SCRATCH" "$@"; } >> "$LOG" 2>&1
+}
 for round in $(seq "${ROUNDS:-2}"); do
   # The builds' order rotates by round, so that drift (clocks, temperature) favours none of them.
   for i in "${!names[@]}"; do
@@ -35,17 +41,11 @@ for round in $(seq "${ROUNDS:-2}"); do
     OUT="$run" CARRY=".carry-bench-$name" STEP_TIMEOUT="${STEP_TIMEOUT:-120}" \
       bash tools/device/run_bench.sh "$PART" --impls=zyfa "$@" > "$run.log" 2>&1 || status=1
     echo "run_bench_ab: round $round, $name: $(grep -c manual_time "$run.log") repeats timed" | tee -a "$LOG"
-    # Round 1 so far, in the log only (its builds run in the given order, the first one the baseline): a call's
-    # time limit that cuts round 1 keeps the builds it finished (session 48 lost a sustained A/B's summary so).
-    # After its last build the summary below (or the whole round's) says the same.
-    if (( round == 1 && i > 0 && i < ${#names[@]} - 1 )); then
-      { echo "run_bench_ab: round 1 so far:"; python3 bench/ab_summary.py "$SCRATCH" "${names[@]:0:i+1}"; } >> "$LOG" 2>&1
-    fi
+    # Round 1 so far (its builds run in the given order, the first one the baseline): session 48 lost a cut
+    # sustained A/B's summary without it. After its last build the summary below (or the round's) says the same.
+    if (( round == 1 && i > 0 && i < ${#names[@]} - 1 )); then log_summary "round 1 so far" "${names[@]:0:i+1}"; fi
   done
-  # The rounds so far, in the log only: a call's time limit that cuts a later round keeps these.
-  if (( round < ${ROUNDS:-2} )); then
-    { echo "run_bench_ab: after round $round:"; python3 bench/ab_summary.py "$SCRATCH" "${names[@]}"; } >> "$LOG" 2>&1
-  fi
+  if (( round < ${ROUNDS:-2} )); then log_summary "after round $round" "${names[@]}"; fi
 done
 # Every repeat's TFLOP/s comes from the part files (bench/ab_summary.py), failed repeats included as failures.
 python3 bench/ab_summary.py "$SCRATCH" "${names[@]}" | tee -a "$LOG"
