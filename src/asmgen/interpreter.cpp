@@ -107,6 +107,7 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
   mbar_valid_.assign(smem_.size() / 8, false);
   for (NamedBarrier &n : named_) n = NamedBarrier{};
   std::vector<Warp> warps(size_t(p_.threads / kWarpSize));
+  races_.reset(int(warps.size()), smem_.size());
   warps_ = &warps;
   for (size_t w = 0; w < warps.size(); ++w) {
     warps[w].index = int(w);
@@ -153,13 +154,16 @@ std::string Interpreter::run_cta(int cta, int grid, const void *params) {
     }
     if (exited > 0) return "a barrier is awaited by " + std::to_string(waiting) + " warps after others exited";
     int64_t id = -1;
+    SharedRaces::Clocks all = races_.empty_clocks();
     for (Warp &w : warps) {
       const Instr &in = p_.code[w.pc];
       if (id >= 0 && in.aux != id) return "warps wait at different barriers";
       id = in.aux;
       w.state = Warp::State::kRunning;
       ++w.pc;
+      races_.release(w.index, &all);
     }
+    for (Warp &w : warps) races_.acquire(w.index, all);
   }
 }
 
@@ -283,6 +287,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         while (groups.size() > size_t(in.aux)) {
           for (const Warp::Copy &c : groups.front()) {
             if (std::string e = smem_writable(c.dst, 16, "cp.async"); !e.empty()) return e;
+            if (std::string e = races_.write(w.index, c.dst, 16, "cp.async"); !e.empty()) return e;
             std::memset(&smem_[c.dst], 0, 16);
             if (c.src_bytes) std::memcpy(&smem_[c.dst], reinterpret_cast<const void *>(c.src), c.src_bytes);
             generic_write(w.thread(lane), c.dst, 16);
@@ -314,6 +319,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         row_addr[lane] = (w.r(in.src[0].reg, lane) & 0xffffffffu) + uint64_t(in.offset);
         if (row_addr[lane] % 16 != 0 || row_addr[lane] + 16 > smem_.size()) return "ldmatrix row outside shared memory";
         if (std::string e = smem_landed(size_t(row_addr[lane]), 16, "ldmatrix"); !e.empty()) return e;
+        if (std::string e = races_.read(w.index, size_t(row_addr[lane]), 16, "ldmatrix"); !e.empty()) return e;
       }
       auto elem = [&](int matrix, int row, int col) {  // 16-bit element of one 8x8 matrix
         uint16_t v;
@@ -335,6 +341,7 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         row_addr[lane] = (w.r(in.src[0].reg, lane) & 0xffffffffu) + uint64_t(in.offset);
         if (row_addr[lane] % 16 != 0 || row_addr[lane] + 16 > smem_.size()) return "stmatrix row outside shared memory";
         if (std::string e = smem_writable(size_t(row_addr[lane]), 16, "stmatrix"); !e.empty()) return e;
+        if (std::string e = races_.write(w.index, size_t(row_addr[lane]), 16, "stmatrix"); !e.empty()) return e;
       }
       for (int lane = 0; lane < kWarpSize; ++lane)
         for (int m = 0; m < 4; ++m) {
@@ -598,9 +605,11 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
               if (addr + n * elem > smem_.size()) return "shared access outside the allocation";
               if (store) {
                 if (std::string e = smem_writable(size_t(addr), n * elem, "st.shared"); !e.empty()) return e;
+                if (std::string e = races_.write(w.index, size_t(addr), n * elem, "st.shared"); !e.empty()) return e;
                 generic_write(w.thread(lane), size_t(addr), n * elem);
-              } else if (std::string e = smem_landed(size_t(addr), n * elem, "ld.shared"); !e.empty()) {
-                return e;
+              } else {
+                if (std::string e = smem_landed(size_t(addr), n * elem, "ld.shared"); !e.empty()) return e;
+                if (std::string e = races_.read(w.index, size_t(addr), n * elem, "ld.shared"); !e.empty()) return e;
               }
               mem = &smem_[size_t(addr)];
             }

@@ -21,7 +21,10 @@
 // threads (st.shared, stmatrix, cp.async: the generic proxy) and read by a wgmma (the async proxy) need the
 // writer's fence.proxy.async before the barrier or arrive that hands them over; and memory a preceding grid
 // writes (the V^T pre-pass, add_preceding_grid_output) may be read only after the reading thread's
-// griddepcontrol.wait.
+// griddepcontrol.wait. And shared memory that one warp writes and another reads or writes needs an order
+// between them (an mbarrier wait, a named or CTA barrier) whatever order the warps run in: SharedRaces tracks
+// it by happens-before, so a stage rewritten before its readers released it fails here although this
+// interleaving read it first.
 #ifndef ZYFA_ASMGEN_INTERPRETER_HPP_
 #define ZYFA_ASMGEN_INTERPRETER_HPP_
 
@@ -30,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "asmgen/interpreter_races.hpp"
 #include "asmgen/program.hpp"
 
 namespace zyfa::asmgen {
@@ -73,9 +77,12 @@ class Interpreter {
   struct Mbarrier {
     int64_t count = 0, pending = 0, tx = 0;
     uint64_t phase = 0;
+    SharedRaces::Clocks released;   // the arrivals (and landed copies) of the phase in progress
+    SharedRaces::Clocks completed;  // those of every completed phase: what a wait that passes has seen
   };
   struct NamedBarrier {
     int64_t arrived = 0;
+    SharedRaces::Clocks released;
   };
   struct Warp;
   std::string run_cta(int cta, int grid, const void *params);
@@ -86,13 +93,16 @@ class Interpreter {
   // Hopper: the instructions of the wgmma schedule that are not plain arithmetic.
   std::string step_hopper(Warp &w, const void *params);
   Mbarrier *mbarrier(uint64_t addr);
-  std::string mbar_update(uint64_t addr, int64_t arrivals, int64_t tx);
-  bool named_arrive(int id, int64_t count);  // one warp's arrival; true where it completes the barrier
+  // `release`: the clocks of the arriving warp, or of a landing copy's issuer (SharedRaces).
+  std::string mbar_update(uint64_t addr, int64_t arrivals, int64_t tx, const SharedRaces::Clocks &release);
+  // One warp's arrival; true where it completes the barrier (then it and every warp waiting there have seen
+  // every arrival's history, unless it only arrives).
+  bool named_arrive(Warp &w, int id, int64_t count, bool waits);
   // A TMA copy is read from global memory when issued and lands (its bytes written, its transaction counted
   // on the mbarrier) only when a warp waits on that mbarrier, or when no warp can move otherwise: a warp that
   // reads the destination without that wait reads bytes not yet there, which is an error.
-  std::string tma_load(uint32_t dst, const InterpretedTensorMap &map, const int64_t coords[4], uint64_t mbar,
-                       bool grid_dependency_waited);
+  std::string tma_load(const Warp &issuer, uint32_t dst, const InterpretedTensorMap &map, const int64_t coords[4],
+                       uint64_t mbar, bool grid_dependency_waited);
   std::string land_tma_copies(uint64_t mbar);  // the copies of one mbarrier, in issue order; UINT64_MAX: all
   std::string smem_landed(size_t addr, size_t bytes, const char *what) const;
   std::string wgmma(Warp &w, const Instr &in);
@@ -118,6 +128,8 @@ class Interpreter {
   struct PendingTma {
     std::vector<std::pair<uint32_t, uint8_t>> bytes;  // (shared address, value)
     uint64_t mbar;
+    int issuer;                         // the issuing warp, and its clocks at the issue: the copy's writes are
+    SharedRaces::Clocks issuer_clocks;  // ordered after what it had seen then
   };
   std::vector<PendingTma> pending_tma_;   // issued, not landed, oldest first
   std::vector<uint16_t> smem_landing_;    // per shared byte, the pending copies that will write it
@@ -130,6 +142,7 @@ class Interpreter {
   std::vector<Mbarrier> mbars_;    // by shared-memory address / 8
   std::vector<bool> mbar_valid_;
   NamedBarrier named_[16];
+  SharedRaces races_;
   std::vector<Warp> *warps_ = nullptr;  // the CTA in flight
   bool moved_ = false;                  // some warp got past an instruction in this round
   uint64_t executed_ = 0;

@@ -32,30 +32,37 @@ Interpreter::Mbarrier *Interpreter::mbarrier(uint64_t addr) {
 }
 
 // `arrivals` arrive and the transaction count moves by `tx`; the phase completes when both are done.
-std::string Interpreter::mbar_update(uint64_t addr, int64_t arrivals, int64_t tx) {
+std::string Interpreter::mbar_update(uint64_t addr, int64_t arrivals, int64_t tx, const SharedRaces::Clocks &release) {
   Mbarrier *m = mbarrier(addr);
   if (m == nullptr) return "an mbarrier operation on an address no mbarrier.init made";
   m->tx += tx;
   m->pending -= arrivals;
   if (m->pending < 0) return "more arrivals on an mbarrier than its phase expects";
+  SharedRaces::join(&m->released, release);
   if (m->pending == 0 && m->tx == 0) {
     ++m->phase;
     m->pending = m->count;
+    SharedRaces::join(&m->completed, m->released);
+    m->released.clear();
   }
   return "";
 }
 
-bool Interpreter::named_arrive(int id, int64_t count) {
+bool Interpreter::named_arrive(Warp &w, int id, int64_t count, bool waits) {
   NamedBarrier &n = named_[id];
   n.arrived += kWarpSize;
+  races_.release(w.index, &n.released);
   if (n.arrived < count) return false;
   n.arrived -= count;
+  if (waits) races_.acquire(w.index, n.released);
   for (Warp &o : *warps_)
     if (o.state == Warp::State::kNamed && o.named_id == id) {
+      races_.acquire(o.index, n.released);
       o.state = Warp::State::kRunning;
       o.named_id = -1;
       ++o.pc;
     }
+  n.released.clear();
   return true;
 }
 
@@ -70,8 +77,8 @@ bool Interpreter::smem_at_desc(uint64_t desc, int row, int k, size_t *addr) cons
   return true;
 }
 
-std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map, const int64_t coords[4], uint64_t mbar,
-                                  bool grid_dependency_waited) {
+std::string Interpreter::tma_load(const Warp &issuer, uint32_t dst, const InterpretedTensorMap &map,
+                                  const int64_t coords[4], uint64_t mbar, bool grid_dependency_waited) {
   const uint32_t swz = map.swizzle_bytes;
   if (swz != 0 && swz != 32 && swz != 64 && swz != 128) return "TMA: a swizzle other than 0, 32, 64 or 128 bytes";
   if (swz != 0 && (dst % (8 * swz) != 0 || map.box[0] != swz)) return "TMA: a swizzled box not on its swizzle atom";
@@ -79,6 +86,8 @@ std::string Interpreter::tma_load(uint32_t dst, const InterpretedTensorMap &map,
   if (size_t(dst) + bytes > smem_.size()) return "TMA: destination outside shared memory";
   PendingTma copy;
   copy.mbar = mbar;
+  copy.issuer = issuer.index;
+  copy.issuer_clocks = races_.clocks(issuer.index);
   copy.bytes.reserve(size_t(bytes));
   for (uint32_t r = 0; r < map.box[1]; ++r)
     for (uint32_t c = 0; c < map.box[0]; ++c) {
@@ -112,11 +121,14 @@ std::string Interpreter::land_tma_copies(uint64_t mbar) {
   for (const PendingTma &copy : copies) {
     for (const auto &[a, v] : copy.bytes) {
       if (std::string e = smem_writable(a, 1, "a TMA copy"); !e.empty()) return e;
+      if (std::string e = races_.write_as(copy.issuer, copy.issuer_clocks, a, 1, "a TMA copy"); !e.empty()) return e;
       smem_[a] = v;
       smem_unfenced_[a] = kFenced;  // written by the async proxy itself
       --smem_landing_[a];
     }
-    if (std::string e = mbar_update(copy.mbar, 0, -int64_t(copy.bytes.size())); !e.empty()) return e;
+    // The copy completes its transactions with what its issuer had seen: a wait on the mbarrier sees the bytes.
+    if (std::string e = mbar_update(copy.mbar, 0, -int64_t(copy.bytes.size()), copy.issuer_clocks); !e.empty())
+      return e;
   }
   return "";
 }
@@ -206,6 +218,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
         if (!smem_at_desc(a_desc, rows0 + m, k, &addr)) return "wgmma: A outside shared memory or unmodelled";
         if (std::string e = smem_landed(addr, 1, "wgmma"); !e.empty()) return e;
         if (std::string e = async_proxy_reads(addr, "wgmma"); !e.empty()) return e;
+        if (std::string e = races_.read(w.index, addr, 1, "wgmma"); !e.empty()) return e;
         code = smem_[addr];
         read_by_product(w, addr);
       }
@@ -221,6 +234,7 @@ std::string Interpreter::wgmma(Warp &w, const Instr &in) {
       if (!smem_at_desc(b_desc, col, k, &addr)) return "wgmma: B outside shared memory or unmodelled";
       if (std::string e = smem_landed(addr, 1, "wgmma"); !e.empty()) return e;
       if (std::string e = async_proxy_reads(addr, "wgmma"); !e.empty()) return e;
+      if (std::string e = races_.read(w.index, addr, 1, "wgmma"); !e.empty()) return e;
       read_by_product(w, addr);
       b[size_t(k) * size_t(n) + size_t(col)] = numerics::e4m3_value(smem_[addr]);
       b_exp[size_t(k) * size_t(n) + size_t(col)] = ref::fp8_exponent(smem_[addr]);
@@ -259,7 +273,7 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
         if (u32(in.src[0], lane) != id) return "a named barrier id that differs between lanes";
       if (id >= 16) return "a named barrier id past 15";
       moved_ = true;
-      const bool done = named_arrive(int(id), in.offset);
+      const bool done = named_arrive(w, int(id), in.offset, in.op == Op::kBarSync);
       if (in.op == Op::kBarSync && !done) {
         w.state = Warp::State::kNamed;
         w.named_id = int(id);
@@ -311,9 +325,10 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
       for (int lane = 0; lane < kWarpSize; ++lane) {
         if (!active(lane)) continue;
         const int64_t tx = in.op == Op::kMbarExpectTx ? in.src[1].i : 0;
-        const std::string e = mbar_update(u32(in.src[0], lane), 1, tx);
+        const std::string e = mbar_update(u32(in.src[0], lane), 1, tx, races_.clocks(w.index));
         if (!e.empty()) return e;
       }
+      if (actives != 0) races_.next_epoch(w.index);
       // An arrive may hand a stage to another warp: let the others run now, before this warp goes on (to its
       // wgmma wait, say), the order that shows a stage released while products still read it.
       if (in.op == Op::kMbarArrive) {
@@ -339,6 +354,8 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
         w.state = Warp::State::kSpin;
         return "";
       }
+      for (int lane = 0; lane < kWarpSize; ++lane)
+        if (active(lane)) races_.acquire(w.index, mbarrier(u32(in.src[0], lane))->completed);
       break;
     }
     case Op::kTmaLoad4d:
@@ -352,7 +369,7 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
         std::memcpy(&map, reinterpret_cast<const void *>(map_addr), sizeof map);
         int64_t coords[4];
         for (int i = 0; i < 4; ++i) coords[i] = as_signed(u32(in.src[size_t(2 + i)], lane), Type::kS32);
-        const std::string e = tma_load(uint32_t(u32(in.src[0], lane)), map, coords, u32(in.src[6], lane),
+        const std::string e = tma_load(w, uint32_t(u32(in.src[0], lane)), map, coords, u32(in.src[6], lane),
                                        w.dependency_waited(lane));
         if (!e.empty()) return e;
       }

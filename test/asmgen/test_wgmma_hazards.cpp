@@ -105,10 +105,16 @@ TEST(WgmmaHazards, AfterTheWaitTheRegistersAreFree) {
 }
 
 // Its shared operands too: B's bytes (at offset 0) are read while the product runs, so a store there (or a
-// TMA copy into a stage released before the wait) before the wait fails, and after it is fine.
+// TMA copy into a stage released before the wait) before the wait fails, and after it is fine. Thread 0
+// stores: every thread storing to the same bytes would be a race between the warps (SharedRaces).
 void store_to_b(Builder &b) {
+  const Reg tid = b.temp(Type::kU32, "tid");
+  b.read_special(tid, Special::kTidX);
+  const Reg first = b.temp(Type::kPred, "first");
+  b.setp(first, Cmp::kEq, Type::kU32, tid, imm(0));
   const Reg addr = b.temp(Type::kU32, "b_addr");
   b.mov(addr, imm(0));
+  Builder::Guard g = b.when(first);
   b.st_shared(Type::kB32, addr, 0, {imm(0)});
 }
 
