@@ -258,7 +258,8 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
       if (in.aux != 0) return "bar.sync without a thread count on a barrier other than 0";
       w.state = Warp::State::kBarrier;
       return "";
-    case Op::kCpAsync:
+    case Op::kCpAsync: {
+      const auto issued = std::make_shared<const SharedRaces::Clocks>(races_.clocks(w.index));
       for (int lane = 0; lane < kWarpSize; ++lane) {
         if (!active(lane)) continue;
         const uint32_t dst = uint32_t(w.r(in.src[0].reg, lane)) + uint32_t(in.offset);
@@ -270,9 +271,10 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         if (bytes != 0)  // a zero-fill copy reads nothing
           if (std::string e = grid_dependency_ok(src, bytes, w.dependency_waited(lane), "cp.async"); !e.empty())
             return e;
-        w.open_group[lane].push_back({dst, src, bytes});
+        w.open_group[lane].push_back({dst, src, bytes, issued});
       }
       break;
+    }
     case Op::kCpAsyncCommit:
       for (int lane = 0; lane < kWarpSize; ++lane) {
         if (!active(lane)) continue;
@@ -287,7 +289,11 @@ std::string Interpreter::step(Warp &w, int cta, int grid, const void *params) {
         while (groups.size() > size_t(in.aux)) {
           for (const Warp::Copy &c : groups.front()) {
             if (std::string e = smem_writable(c.dst, 16, "cp.async"); !e.empty()) return e;
-            if (std::string e = races_.write(w.index, c.dst, 16, "cp.async"); !e.empty()) return e;
+            // Checked against what the warp had seen at the issue (the copy may land any time after it),
+            // stamped with the wait's epoch (it may land as late as that).
+            const uint32_t now = races_.clocks(w.index)[size_t(w.index)];
+            if (std::string e = races_.write_checked(w.index, *c.issued, now, c.dst, 16, "cp.async"); !e.empty())
+              return e;
             std::memset(&smem_[c.dst], 0, 16);
             if (c.src_bytes) std::memcpy(&smem_[c.dst], reinterpret_cast<const void *>(c.src), c.src_bytes);
             generic_write(w.thread(lane), c.dst, 16);

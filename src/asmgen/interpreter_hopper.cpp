@@ -87,7 +87,7 @@ std::string Interpreter::tma_load(const Warp &issuer, uint32_t dst, const Interp
   PendingTma copy;
   copy.mbar = mbar;
   copy.issuer = issuer.index;
-  copy.issuer_clocks = races_.clocks(issuer.index);
+  copy.issuer_clocks = races_.tma_issue(issuer.index);
   copy.bytes.reserve(size_t(bytes));
   for (uint32_t r = 0; r < map.box[1]; ++r)
     for (uint32_t c = 0; c < map.box[0]; ++c) {
@@ -121,7 +121,8 @@ std::string Interpreter::land_tma_copies(uint64_t mbar) {
   for (const PendingTma &copy : copies) {
     for (const auto &[a, v] : copy.bytes) {
       if (std::string e = smem_writable(a, 1, "a TMA copy"); !e.empty()) return e;
-      if (std::string e = races_.write_as(copy.issuer, copy.issuer_clocks, a, 1, "a TMA copy"); !e.empty()) return e;
+      if (std::string e = races_.write_as(races_.agent(copy.issuer), copy.issuer_clocks, a, 1, "a write"); !e.empty())
+        return e;
       smem_[a] = v;
       smem_unfenced_[a] = kFenced;  // written by the async proxy itself
       --smem_landing_[a];
@@ -307,7 +308,10 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
       while (int64_t(w.wgmma_committed.size()) > in.aux) {
         for (Reg r : w.wgmma_committed.front()) --w.wgmma_busy[size_t(r.id)];
         w.wgmma_committed.pop_front();
-        for (uint32_t a : w.wgmma_committed_smem.front()) --smem_wgmma_readers_[a];
+        for (uint32_t a : w.wgmma_committed_smem.front()) {
+          --smem_wgmma_readers_[a];
+          races_.extend_read(w.index, a);
+        }
         w.wgmma_committed_smem.pop_front();
       }
       break;
@@ -317,7 +321,7 @@ std::string Interpreter::step_hopper(Warp &w, const void *params) {
         const uint64_t addr = u32(in.src[0], lane);
         if (addr % 8 != 0 || addr + 8 > smem_.size()) return "mbarrier.init outside shared memory";
         mbar_valid_[size_t(addr / 8)] = true;
-        mbars_[size_t(addr / 8)] = Mbarrier{in.src[1].i, in.src[1].i, 0, 0};
+        mbars_[size_t(addr / 8)] = Mbarrier{in.src[1].i, in.src[1].i, 0, 0, {}, {}};
       }
       break;
     case Op::kMbarArrive:

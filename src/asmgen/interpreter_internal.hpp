@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <utility>
+#include <memory>
 #include <vector>
 
 #include "asmgen/interpreter.hpp"
@@ -54,6 +55,7 @@ struct Interpreter::Warp {
     uint32_t dst;
     uintptr_t src;
     uint32_t src_bytes;
+    std::shared_ptr<const SharedRaces::Clocks> issued;  // the warp's clocks at the issue
   };
   int index = 0;
   int named_id = -1;

@@ -20,11 +20,27 @@ namespace zyfa::asmgen {
 
 class SharedRaces {
  public:
-  // One clock per warp: what of each warp's history a warp (or a barrier) has seen.
+  // What of each warp's history (and of its TMA copies') a warp, or a barrier, has seen.
   using Clocks = std::vector<uint32_t>;
 
   void reset(int warps, size_t shared_bytes);
-  Clocks empty_clocks() const { return Clocks(size_t(warps_), 0); }
+  // Components 0 .. warps - 1: the warps; warps + w: warp w's TMA copies (an async agent, seen only through
+  // the mbarrier its copies complete, never through the issuer's own releases).
+  Clocks empty_clocks() const { return Clocks(2 * size_t(warps_), 0); }
+  // The clocks a TMA copy issued by `warp` now carries: the issuer's, with a fresh epoch of its copy agent.
+  // The issuer starts a new epoch: what it does after the issue is not ordered before the copy's completion.
+  Clocks tma_issue(int warp) {
+    Clocks c = clocks_[size_t(warp)];
+    c[size_t(warps_ + warp)] = ++agent_epoch_[size_t(warp)];
+    next_epoch(warp);
+    return c;
+  }
+  int agent(int warp) const { return warps_ + warp; }
+  // `warp` read shared byte `addr` until now (a wgmma product retired by wgmma.wait_group).
+  void extend_read(int warp, size_t addr);
+  // write_as, checked against `check` (the clocks at issue) but stamped with `stamp` (the epoch of completion).
+  std::string write_checked(int issuer, const Clocks &check, uint32_t stamp, size_t addr, size_t bytes,
+                            const char *what);
   const Clocks &clocks(int warp) const { return clocks_[size_t(warp)]; }
 
   // `warp` reads or writes [addr, addr + bytes) now; "" unless it races an access of another warp.
@@ -42,10 +58,14 @@ class SharedRaces {
   static void join(Clocks *into, const Clocks &from);
 
  private:
+  std::string who(int index) const;  // a warp, or a warp's TMA copies
+  std::string race(const char *what, size_t addr, int index, const char *earlier, int other) const;
+
   int warps_ = 0;
   std::vector<Clocks> clocks_;         // by warp
+  std::vector<uint32_t> agent_epoch_;  // by warp, the epoch of its TMA copies' clock
   std::vector<uint32_t> write_clock_;  // per shared byte, the last write's epoch (0: never written) ...
-  std::vector<uint8_t> write_warp_;    // ... and its warp
+  std::vector<uint8_t> write_warp_;    // ... and its writer (a warp, or warps + w: warp w's TMA copies)
   std::vector<uint32_t> read_clock_;   // per shared byte and warp, that warp's last read's epoch
 };
 

@@ -1,0 +1,236 @@
+// SharedRaces on the asynchronous writers and readers (test_shared_races.cpp covers ld/st.shared between warps): a
+// wgmma product reads its operands until wgmma.wait_group retires it, a TMA copy writes its bytes any time
+// between its issue and its mbarrier's completion (and only that completion orders them), and a cp.async any time
+// between its issue and its wait. Each kernel below but the last races on the GPU and must fail here.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "asmgen/builder.hpp"
+#include "asmgen/interpreter.hpp"
+
+namespace zyfa::asmgen {
+namespace {
+
+constexpr int kShared = 16384;
+constexpr int kFull = 8192, kEmpty = 8200;
+constexpr uint64_t kBDescriptor = (uint64_t(1) << 62) | (uint64_t(1024 / 16) << 32);
+constexpr int kCopyBytes = 64;
+
+struct Kernel {
+  Program p;
+  Builder b{p};
+  Reg tid, warp, lane0, full, empty, map, dst;
+  Kernel(int threads, int empty_count) {
+    p.entry = "probe";
+    p.threads = threads;
+    p.param_bytes = int(sizeof(InterpretedTensorMap));
+    p.dynamic_smem_bytes = kShared;
+    tid = b.temp(Type::kU32, "tid");
+    b.read_special(tid, Special::kTidX);
+    warp = b.temp(Type::kU32, "warp");
+    b.shr(warp, tid, imm(5));
+    const Reg lane = b.temp(Type::kU32, "lane");
+    b.and_(lane, tid, imm(31));
+    lane0 = b.temp(Type::kPred, "lane0");
+    b.setp(lane0, Cmp::kEq, Type::kU32, lane, imm(0));
+    const Reg t0 = b.temp(Type::kPred, "t0");
+    b.setp(t0, Cmp::kEq, Type::kU32, tid, imm(0));
+    full = b.temp(Type::kU32, "full");
+    b.mov(full, imm(kFull));
+    empty = b.temp(Type::kU32, "empty");
+    b.mov(empty, imm(kEmpty));
+    map = b.temp(Type::kU64, "map");
+    b.param_address(map, 0);
+    dst = b.temp(Type::kU32, "dst");
+    b.mov(dst, imm(0));
+    {
+      Builder::Guard g = b.when(t0);
+      b.mbar_init(full, 1);
+      b.mbar_init(empty, empty_count);
+      b.fence_mbarrier_init();
+    }
+    b.bar_sync(0);
+  }
+  void tma() {  // lane 0 of the calling warp: expect-tx and copy 64 bytes to shared 0, completing `full`
+    Builder::Guard g = b.when(lane0);
+    b.mbar_arrive_expect_tx(full, kCopyBytes);
+    b.tma_load_4d(dst, map, {imm(0), imm(0), imm(0), imm(0)}, full, imm(int64_t(0)));
+  }
+  std::string run() {
+    std::vector<uint8_t> source(kCopyBytes, 0x38);
+    InterpretedTensorMap m{};
+    m.base = uint64_t(reinterpret_cast<uintptr_t>(source.data()));
+    for (uint64_t &d : m.dims) d = 1;
+    m.dims[0] = kCopyBytes;
+    for (uint64_t &s : m.strides) s = kCopyBytes;
+    m.box[0] = kCopyBytes;
+    m.box[1] = 1;
+    Interpreter interp(p);
+    interp.add_region(source.data(), source.size(), false);
+    interp.add_region(global, sizeof global, false);
+    return interp.run(1, &m);
+  }
+  alignas(16) uint8_t global[64] = {};
+};
+
+// (1) Warp 0's wgmma reads B at shared 0; warp 0 releases the stage (arrives on `empty`) BEFORE its
+// wgmma.wait_group; warp 1 waits on `empty` and refills the stage with TMA. On the GPU the copy can overwrite B
+// while the product still reads it.
+TEST(SharedRacesAsync, StageReleasedBeforeWgmmaWaitThenRefilledByTma) {
+  Kernel k(64, 1);
+  Builder &b = k.b;
+  const int producer = b.new_label("producer");
+  b.bra_if(Cmp::kNe, Type::kU32, k.warp, imm(0), producer, "is_producer");
+  std::array<Reg, 4> a;
+  for (Reg &r : a) {
+    r = b.temp(Type::kB32, "a");
+    b.mov(r, imm(0x38383838));
+  }
+  std::vector<Reg> d;
+  for (int i = 0; i < 4; ++i) d.push_back(b.temp(Type::kF32, "d"));
+  const Reg desc = b.temp(Type::kU64, "desc");
+  b.mov(desc, imm(int64_t(kBDescriptor)));
+  const Reg zero = b.temp(Type::kS32, "zero");
+  b.mov(zero, imm(0));
+  const Reg acc = b.temp(Type::kPred, "acc");
+  b.setp(acc, Cmp::kNe, Type::kS32, zero, imm(0));
+  b.wgmma_fence();
+  b.wgmma_e4m3(d, a, desc, acc);
+  b.wgmma_commit();
+  {
+    Builder::Guard g = b.when(k.lane0);
+    b.mbar_arrive(k.empty);  // BUG: the product may still be reading B
+  }
+  b.wgmma_wait(0);
+  b.mbar_wait(k.full, imm(0));
+  b.exit();
+  b.place(producer);
+  b.mbar_wait(k.empty, imm(0));
+  k.tma();
+  b.exit();
+  const std::string e = k.run();
+  EXPECT_NE(e.find(" races shared byte "), std::string::npos) << e;
+}
+
+// (2) cp.async issued before the barrier that orders another warp's read of the destination; waited after it.
+TEST(SharedRacesAsync, CpAsyncIssuedBeforeTheBarrierThatReleasesTheReaders) {
+  Kernel k(64, 1);
+  Builder &b = k.b;
+  const int second = b.new_label("second"), done = b.new_label("done");
+  const Reg x = b.temp(Type::kB32, "x");
+  const Reg addr = b.temp(Type::kU32, "addr");
+  b.mov(addr, imm(1024));
+  b.bra_if(Cmp::kNe, Type::kU32, k.warp, imm(0), second, "is_second");
+  b.ld_shared({x}, addr, 0);  // warp 0 reads shared 1024..1027
+  b.bar_sync(0);
+  b.bra(done);
+  b.place(second);
+  const Reg src = b.temp(Type::kU64, "src");
+  b.mov(src, imm(int64_t(reinterpret_cast<uintptr_t>(k.global))));
+  {
+    Builder::Guard g = b.when(k.lane0);
+    b.cp_async_16(addr, 0, src, imm(16));  // BUG: may land before warp 0's read
+  }
+  b.cp_async_commit();
+  b.bar_sync(0);
+  b.cp_async_wait(0);
+  b.place(done);
+  b.exit();
+  const std::string e = k.run();
+  EXPECT_NE(e.find(" races shared byte "), std::string::npos) << e;
+}
+
+// (3) The TMA issuer stores after issuing (no arrive in between); the reader waits only on `full`, which the
+// copy's complete-tx completes: nothing orders the store before the wait.
+TEST(SharedRacesAsync, IssuerStoreAfterTheTmaIssueIsNotPublishedByTheCopy) {
+  Kernel k(64, 1);
+  Builder &b = k.b;
+  const int second = b.new_label("second"), done = b.new_label("done");
+  const Reg y = b.temp(Type::kU32, "y");
+  b.mov(y, imm(2048));
+  const Reg x = b.temp(Type::kB32, "x");
+  b.bra_if(Cmp::kNe, Type::kU32, k.warp, imm(0), second, "is_second");
+  k.tma();
+  {
+    Builder::Guard g = b.when(k.lane0);
+    b.st_shared(Type::kB32, y, 0, {imm(7)});  // BUG: after the issue, not ordered before the completion
+  }
+  b.bra(done);
+  b.place(second);
+  b.mbar_wait(k.full, imm(0));
+  b.ld_shared({x}, y, 0);
+  b.place(done);
+  b.exit();
+  const std::string e = k.run();
+  EXPECT_NE(e.find(" races shared byte "), std::string::npos) << e;
+}
+
+// (4) The TMA bytes reach warp 0 through the issuer's bar.arrive only (issued before the copy completes); the
+// issuer waits on `full` after its arrive, so the copy has landed when warp 0 reads, but nothing orders it.
+TEST(SharedRacesAsync, TmaBytesPublishedByTheIssuersLaterRelease) {
+  Kernel k(64, 1);
+  Builder &b = k.b;
+  const int second = b.new_label("second"), done = b.new_label("done");
+  const Reg x = b.temp(Type::kB32, "x");
+  b.bra_if(Cmp::kNe, Type::kU32, k.warp, imm(0), second, "is_second");
+  b.bar_sync_count(imm(1), 64);
+  b.ld_shared({x}, k.dst, 0);  // BUG: no wait on `full`
+  b.bra(done);
+  b.place(second);
+  k.tma();
+  b.bar_arrive(imm(1), 64);
+  b.mbar_wait(k.full, imm(0));
+  b.place(done);
+  b.exit();
+  const std::string e = k.run();
+  EXPECT_NE(e.find(" races shared byte "), std::string::npos) << e;
+}
+
+// (5) The issuer stores into the destination of its own copy in flight.
+TEST(SharedRacesAsync, IssuerStoreIntoItsOwnCopyInFlight) {
+  Kernel k(32, 1);
+  Builder &b = k.b;
+  k.tma();
+  {
+    Builder::Guard g = b.when(k.lane0);
+    b.st_shared(Type::kB32, k.dst, 0, {imm(7)});  // BUG: races the copy's write
+  }
+  b.mbar_wait(k.full, imm(0));
+  b.exit();
+  const std::string e = k.run();
+  EXPECT_NE(e.find(" races shared byte "), std::string::npos) << e;
+}
+
+// (6) Sanity (must pass): a correct two-stage-ish hand-over: warp 0 reads the copy after the full wait, releases
+// it on `empty`; warp 1 waits on `empty` and refills.
+TEST(SharedRacesAsync, CorrectRefillPasses) {
+  Kernel k(64, 1);
+  Builder &b = k.b;
+  const int second = b.new_label("second"), done = b.new_label("done");
+  const Reg x = b.temp(Type::kB32, "x");
+  b.bra_if(Cmp::kNe, Type::kU32, k.warp, imm(0), second, "is_second");
+  b.mbar_wait(k.full, imm(0));
+  b.ld_shared({x}, k.dst, 0);
+  {
+    Builder::Guard g = b.when(k.lane0);
+    b.mbar_arrive(k.empty);
+  }
+  b.mbar_wait(k.full, imm(1));
+  b.ld_shared({x}, k.dst, 0);
+  b.bra(done);
+  b.place(second);
+  k.tma();
+  b.mbar_wait(k.empty, imm(0));
+  k.tma();
+  b.place(done);
+  b.exit();
+  const std::string e = k.run();
+  EXPECT_EQ(e, "");
+}
+
+}  // namespace
+}  // namespace zyfa::asmgen
