@@ -11,13 +11,13 @@
 
 #include "asmgen/builder.hpp"
 #include "asmgen/interpreter.hpp"
+#include "small_kernels.hpp"
 
 namespace zyfa::asmgen {
 namespace {
 
 constexpr int kShared = 16384;
 constexpr int kFull = 8192, kEmpty = 8200;
-constexpr uint64_t kBDescriptor = (uint64_t(1) << 62) | (uint64_t(1024 / 16) << 32);
 constexpr int kCopyBytes = 64;
 
 struct Kernel {
@@ -62,17 +62,24 @@ struct Kernel {
   }
   std::string run() {
     std::vector<uint8_t> source(kCopyBytes, 0x38);
-    InterpretedTensorMap m{};
-    m.base = uint64_t(reinterpret_cast<uintptr_t>(source.data()));
-    for (uint64_t &d : m.dims) d = 1;
-    m.dims[0] = kCopyBytes;
-    for (uint64_t &s : m.strides) s = kCopyBytes;
-    m.box[0] = kCopyBytes;
-    m.box[1] = 1;
+    InterpretedTensorMap m = test_kernels::one_row_map(source.data(), kCopyBytes);
     Interpreter interp(p);
     interp.add_region(source.data(), source.size(), false);
     interp.add_region(global, sizeof global, false);
     return interp.run(1, &m);
+  }
+  // Warp 0 runs `first` and the other warps `second`; then every warp exits, and the interpreter gives its verdict.
+  template <class First, class Second>
+  std::string run_split(First first, Second second) {
+    const int other = b.new_label("second"), done = b.new_label("done");
+    b.bra_if(Cmp::kNe, Type::kU32, warp, imm(0), other, "is_second");
+    first();
+    b.bra(done);
+    b.place(other);
+    second();
+    b.place(done);
+    b.exit();
+    return run();
   }
   alignas(16) uint8_t global[64] = {};
 };
@@ -86,21 +93,7 @@ TEST(SharedRacesAsync, StageReleasedBeforeWgmmaWaitThenRefilledByTma) {
   const int producer = b.new_label("producer");
   b.bra_if(Cmp::kNe, Type::kU32, k.warp, imm(0), producer, "is_producer");
   std::array<Reg, 4> a;
-  for (Reg &r : a) {
-    r = b.temp(Type::kB32, "a");
-    b.mov(r, imm(0x38383838));
-  }
-  std::vector<Reg> d;
-  for (int i = 0; i < 4; ++i) d.push_back(b.temp(Type::kF32, "d"));
-  const Reg desc = b.temp(Type::kU64, "desc");
-  b.mov(desc, imm(int64_t(kBDescriptor)));
-  const Reg zero = b.temp(Type::kS32, "zero");
-  b.mov(zero, imm(0));
-  const Reg acc = b.temp(Type::kPred, "acc");
-  b.setp(acc, Cmp::kNe, Type::kS32, zero, imm(0));
-  b.wgmma_fence();
-  b.wgmma_e4m3(d, a, desc, acc);
-  b.wgmma_commit();
+  test_kernels::issue_ones_product(b, &a);
   {
     Builder::Guard g = b.when(k.lane0);
     b.mbar_arrive(k.empty);  // BUG: the product may still be reading B
@@ -120,27 +113,25 @@ TEST(SharedRacesAsync, StageReleasedBeforeWgmmaWaitThenRefilledByTma) {
 TEST(SharedRacesAsync, CpAsyncIssuedBeforeTheBarrierThatReleasesTheReaders) {
   Kernel k(64, 1);
   Builder &b = k.b;
-  const int second = b.new_label("second"), done = b.new_label("done");
   const Reg x = b.temp(Type::kB32, "x");
   const Reg addr = b.temp(Type::kU32, "addr");
   b.mov(addr, imm(1024));
-  b.bra_if(Cmp::kNe, Type::kU32, k.warp, imm(0), second, "is_second");
-  b.ld_shared({x}, addr, 0);  // warp 0 reads shared 1024..1027
-  b.bar_sync(0);
-  b.bra(done);
-  b.place(second);
   const Reg src = b.temp(Type::kU64, "src");
   b.mov(src, imm(int64_t(reinterpret_cast<uintptr_t>(k.global))));
-  {
-    Builder::Guard g = b.when(k.lane0);
-    b.cp_async_16(addr, 0, src, imm(16));  // BUG: may land before warp 0's read
-  }
-  b.cp_async_commit();
-  b.bar_sync(0);
-  b.cp_async_wait(0);
-  b.place(done);
-  b.exit();
-  const std::string e = k.run();
+  const std::string e = k.run_split(
+      [&] {
+        b.ld_shared({x}, addr, 0);  // warp 0 reads shared 1024..1027
+        b.bar_sync(0);
+      },
+      [&] {
+        {
+          Builder::Guard g = b.when(k.lane0);
+          b.cp_async_16(addr, 0, src, imm(16));  // BUG: may land before warp 0's read
+        }
+        b.cp_async_commit();
+        b.bar_sync(0);
+        b.cp_async_wait(0);
+      });
   EXPECT_NE(e.find(" races shared byte "), std::string::npos) << e;
 }
 
@@ -149,23 +140,19 @@ TEST(SharedRacesAsync, CpAsyncIssuedBeforeTheBarrierThatReleasesTheReaders) {
 TEST(SharedRacesAsync, IssuerStoreAfterTheTmaIssueIsNotPublishedByTheCopy) {
   Kernel k(64, 1);
   Builder &b = k.b;
-  const int second = b.new_label("second"), done = b.new_label("done");
   const Reg y = b.temp(Type::kU32, "y");
   b.mov(y, imm(2048));
   const Reg x = b.temp(Type::kB32, "x");
-  b.bra_if(Cmp::kNe, Type::kU32, k.warp, imm(0), second, "is_second");
-  k.tma();
-  {
-    Builder::Guard g = b.when(k.lane0);
-    b.st_shared(Type::kB32, y, 0, {imm(7)});  // BUG: after the issue, not ordered before the completion
-  }
-  b.bra(done);
-  b.place(second);
-  b.mbar_wait(k.full, imm(0));
-  b.ld_shared({x}, y, 0);
-  b.place(done);
-  b.exit();
-  const std::string e = k.run();
+  const std::string e = k.run_split(
+      [&] {
+        k.tma();
+        Builder::Guard g = b.when(k.lane0);
+        b.st_shared(Type::kB32, y, 0, {imm(7)});  // BUG: after the issue, not ordered before the completion
+      },
+      [&] {
+        b.mbar_wait(k.full, imm(0));
+        b.ld_shared({x}, y, 0);
+      });
   EXPECT_NE(e.find(" races shared byte "), std::string::npos) << e;
 }
 
@@ -174,19 +161,17 @@ TEST(SharedRacesAsync, IssuerStoreAfterTheTmaIssueIsNotPublishedByTheCopy) {
 TEST(SharedRacesAsync, TmaBytesPublishedByTheIssuersLaterRelease) {
   Kernel k(64, 1);
   Builder &b = k.b;
-  const int second = b.new_label("second"), done = b.new_label("done");
   const Reg x = b.temp(Type::kB32, "x");
-  b.bra_if(Cmp::kNe, Type::kU32, k.warp, imm(0), second, "is_second");
-  b.bar_sync_count(imm(1), 64);
-  b.ld_shared({x}, k.dst, 0);  // BUG: no wait on `full`
-  b.bra(done);
-  b.place(second);
-  k.tma();
-  b.bar_arrive(imm(1), 64);
-  b.mbar_wait(k.full, imm(0));
-  b.place(done);
-  b.exit();
-  const std::string e = k.run();
+  const std::string e = k.run_split(
+      [&] {
+        b.bar_sync_count(imm(1), 64);
+        b.ld_shared({x}, k.dst, 0);  // BUG: no wait on `full`
+      },
+      [&] {
+        k.tma();
+        b.bar_arrive(imm(1), 64);
+        b.mbar_wait(k.full, imm(0));
+      });
   EXPECT_NE(e.find(" races shared byte "), std::string::npos) << e;
 }
 
@@ -205,30 +190,28 @@ TEST(SharedRacesAsync, IssuerStoreIntoItsOwnCopyInFlight) {
   EXPECT_NE(e.find(" races shared byte "), std::string::npos) << e;
 }
 
-// (6) Sanity (must pass): a correct two-stage-ish hand-over: warp 0 reads the copy after the full wait, releases
-// it on `empty`; warp 1 waits on `empty` and refills.
+// (6) Correct, so it must pass: warp 0 reads the copy after the full wait and releases it on `empty`; warp 1
+// waits on `empty` and refills.
 TEST(SharedRacesAsync, CorrectRefillPasses) {
   Kernel k(64, 1);
   Builder &b = k.b;
-  const int second = b.new_label("second"), done = b.new_label("done");
   const Reg x = b.temp(Type::kB32, "x");
-  b.bra_if(Cmp::kNe, Type::kU32, k.warp, imm(0), second, "is_second");
-  b.mbar_wait(k.full, imm(0));
-  b.ld_shared({x}, k.dst, 0);
-  {
-    Builder::Guard g = b.when(k.lane0);
-    b.mbar_arrive(k.empty);
-  }
-  b.mbar_wait(k.full, imm(1));
-  b.ld_shared({x}, k.dst, 0);
-  b.bra(done);
-  b.place(second);
-  k.tma();
-  b.mbar_wait(k.empty, imm(0));
-  k.tma();
-  b.place(done);
-  b.exit();
-  const std::string e = k.run();
+  const std::string e = k.run_split(
+      [&] {
+        b.mbar_wait(k.full, imm(0));
+        b.ld_shared({x}, k.dst, 0);
+        {
+          Builder::Guard g = b.when(k.lane0);
+          b.mbar_arrive(k.empty);
+        }
+        b.mbar_wait(k.full, imm(1));
+        b.ld_shared({x}, k.dst, 0);
+      },
+      [&] {
+        k.tma();
+        b.mbar_wait(k.empty, imm(0));
+        k.tma();
+      });
   EXPECT_EQ(e, "");
 }
 

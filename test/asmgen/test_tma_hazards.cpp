@@ -11,6 +11,7 @@
 
 #include "asmgen/builder.hpp"
 #include "asmgen/interpreter.hpp"
+#include "small_kernels.hpp"
 
 namespace zyfa::asmgen {
 namespace {
@@ -63,13 +64,7 @@ std::string run(const Order &order, bool preceding_grid) {
   b.exit();
 
   std::vector<uint8_t> source(kCopyBytes, 0x38);
-  InterpretedTensorMap tensor_map{};
-  tensor_map.base = uint64_t(reinterpret_cast<uintptr_t>(source.data()));
-  for (uint64_t &d : tensor_map.dims) d = 1;
-  tensor_map.dims[0] = kCopyBytes;
-  for (uint64_t &s : tensor_map.strides) s = kCopyBytes;
-  tensor_map.box[0] = kCopyBytes;
-  tensor_map.box[1] = 1;
+  InterpretedTensorMap tensor_map = test_kernels::one_row_map(source.data(), kCopyBytes);
   Interpreter interp(p);
   if (preceding_grid) interp.add_preceding_grid_output(source.data(), source.size());
   else interp.add_region(source.data(), source.size(), false);

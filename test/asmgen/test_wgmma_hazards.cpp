@@ -12,14 +12,13 @@
 
 #include "asmgen/builder.hpp"
 #include "asmgen/interpreter.hpp"
+#include "small_kernels.hpp"
 
 namespace zyfa::asmgen {
 namespace {
 
 constexpr int kWarpgroup = 128;
 constexpr int kSharedBytes = 16384;
-// A 128-byte-swizzled B operand at shared offset 0, 8-row groups 1024 bytes apart.
-constexpr uint64_t kBDescriptor = (uint64_t(1) << 62) | (uint64_t(1024 / 16) << 32);
 
 using Steps = std::function<void(Builder &)>;
 
@@ -34,21 +33,7 @@ std::string run(const std::function<void(Builder &, const std::array<Reg, 4> &, 
   Builder b(p);
   before(b);
   std::array<Reg, 4> a;
-  for (Reg &r : a) {
-    r = b.temp(Type::kB32, "a");
-    b.mov(r, imm(0x38383838));  // e4m3 ones
-  }
-  std::vector<Reg> d;
-  for (int i = 0; i < 4; ++i) d.push_back(b.temp(Type::kF32, "d"));
-  const Reg desc = b.temp(Type::kU64, "b_desc");
-  b.mov(desc, imm(int64_t(kBDescriptor)));
-  const Reg zero = b.temp(Type::kS32, "zero");
-  b.mov(zero, imm(0));
-  const Reg overwrite = b.temp(Type::kPred, "overwrite");
-  b.setp(overwrite, Cmp::kNe, Type::kS32, zero, imm(0));
-  b.wgmma_fence();
-  b.wgmma_e4m3(d, a, desc, overwrite);
-  b.wgmma_commit();
+  const std::vector<Reg> d = test_kernels::issue_ones_product(b, &a);
   after(b, a, d);
   b.exit();
   Interpreter interp(p);
