@@ -9,14 +9,13 @@
 
 #include "asmgen/builder.hpp"
 #include "asmgen/interpreter.hpp"
+#include "small_kernels.hpp"
 
 namespace zyfa::asmgen {
 namespace {
 
 constexpr int kWarp = 32;
 constexpr int kThreads = 2 * kWarp;
-constexpr int kSharedBytes = 4096;
-constexpr int kMbarrierOffset = 1024;  // one mbarrier, an arrival from each lane of one warp completes it
 
 enum class Handover { kMbarrier, kNoWait, kNamedBarrier, kNamedBarrierWrongWay };
 
@@ -24,51 +23,30 @@ enum class Handover { kMbarrier, kNoWait, kNamedBarrier, kNamedBarrierWrongWay }
 // writer 0: the load may see bytes not yet handed over; writer 1: warp 0 loads first, then warp 1 (the
 // interpreter runs warp 0 first) overwrites bytes that warp 0 may, on the GPU, not have read yet.
 std::string run(int writer, Handover handover) {
-  Program p;
-  p.entry = "shared_race_test";
-  p.threads = kThreads;
-  p.dynamic_smem_bytes = kSharedBytes;
-  Builder b(p);
-  const Reg tid = b.temp(Type::kU32, "tid");
-  b.read_special(tid, Special::kTidX);
-  const Reg warp = b.temp(Type::kU32, "warp");
-  b.shr(warp, tid, imm(5));
-  const Reg first = b.temp(Type::kPred, "first");
-  b.setp(first, Cmp::kEq, Type::kU32, tid, imm(0));
-  const Reg mbar = b.temp(Type::kU32, "mbar");
-  b.mov(mbar, imm(kMbarrierOffset));
+  test_kernels::HandoverKernel k(kThreads, kWarp);  // `empty`: an arrival from each lane of warp 0 completes it
+  Builder &b = k.b;
   const Reg addr = b.temp(Type::kU32, "addr");
-  b.and_(addr, tid, imm(kWarp - 1));
+  b.and_(addr, k.tid, imm(kWarp - 1));
   b.shl(addr, addr, imm(2));
-  {
-    Builder::Guard g = b.when(first);
-    b.mbar_init(mbar, kWarp);
-    b.fence_mbarrier_init();
-  }
-  b.bar_sync(0);
   const Reg x = b.temp(Type::kB32, "x");
   auto access = [&](bool write) {
     if (write) b.st_shared(Type::kB32, addr, 0, {imm(7)});
     else b.ld_shared({x}, addr, 0);
   };
   const bool named = handover == Handover::kNamedBarrier || handover == Handover::kNamedBarrierWrongWay;
-  const int second = b.new_label("second_warp"), done = b.new_label("done");
-  b.bra_if(Cmp::kNe, Type::kU32, warp, imm(0), second, "is_second");
-  // Warp 0, which the interpreter runs first, hands over to warp 1.
-  access(writer == 0);
-  if (named && handover == Handover::kNamedBarrier) b.bar_arrive(imm(1), kThreads);
-  else if (named) b.bar_sync_count(imm(1), kThreads);
-  else b.mbar_arrive(mbar);
-  b.bra(done);
-  b.place(second);
-  if (named && handover == Handover::kNamedBarrier) b.bar_sync_count(imm(1), kThreads);
-  else if (named) b.bar_arrive(imm(1), kThreads);
-  else if (handover == Handover::kMbarrier) b.mbar_wait(mbar, imm(0));
-  access(writer == 1);
-  b.place(done);
-  b.exit();
-  Interpreter interp(p);
-  return interp.run(1, nullptr);
+  return k.run_split(
+      [&] {  // warp 0, which the interpreter runs first, hands over to warp 1
+        access(writer == 0);
+        if (handover == Handover::kNamedBarrier) b.bar_arrive(imm(1), kThreads);
+        else if (named) b.bar_sync_count(imm(1), kThreads);
+        else b.mbar_arrive(k.empty);
+      },
+      [&] {
+        if (handover == Handover::kNamedBarrier) b.bar_sync_count(imm(1), kThreads);
+        else if (named) b.bar_arrive(imm(1), kThreads);
+        else if (handover == Handover::kMbarrier) b.mbar_wait(k.empty, imm(0));
+        access(writer == 1);
+      });
 }
 
 TEST(SharedRaces, AReadAfterTheMbarrierWaitIsFine) { EXPECT_EQ(run(0, Handover::kMbarrier), ""); }

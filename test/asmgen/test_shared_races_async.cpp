@@ -16,73 +16,7 @@
 namespace zyfa::asmgen {
 namespace {
 
-constexpr int kShared = 16384;
-constexpr int kFull = 8192, kEmpty = 8200;
-constexpr int kCopyBytes = 64;
-
-struct Kernel {
-  Program p;
-  Builder b{p};
-  Reg tid, warp, lane0, full, empty, map, dst;
-  Kernel(int threads, int empty_count) {
-    p.entry = "probe";
-    p.threads = threads;
-    p.param_bytes = int(sizeof(InterpretedTensorMap));
-    p.dynamic_smem_bytes = kShared;
-    tid = b.temp(Type::kU32, "tid");
-    b.read_special(tid, Special::kTidX);
-    warp = b.temp(Type::kU32, "warp");
-    b.shr(warp, tid, imm(5));
-    const Reg lane = b.temp(Type::kU32, "lane");
-    b.and_(lane, tid, imm(31));
-    lane0 = b.temp(Type::kPred, "lane0");
-    b.setp(lane0, Cmp::kEq, Type::kU32, lane, imm(0));
-    const Reg t0 = b.temp(Type::kPred, "t0");
-    b.setp(t0, Cmp::kEq, Type::kU32, tid, imm(0));
-    full = b.temp(Type::kU32, "full");
-    b.mov(full, imm(kFull));
-    empty = b.temp(Type::kU32, "empty");
-    b.mov(empty, imm(kEmpty));
-    map = b.temp(Type::kU64, "map");
-    b.param_address(map, 0);
-    dst = b.temp(Type::kU32, "dst");
-    b.mov(dst, imm(0));
-    {
-      Builder::Guard g = b.when(t0);
-      b.mbar_init(full, 1);
-      b.mbar_init(empty, empty_count);
-      b.fence_mbarrier_init();
-    }
-    b.bar_sync(0);
-  }
-  void tma() {  // lane 0 of the calling warp: expect-tx and copy 64 bytes to shared 0, completing `full`
-    Builder::Guard g = b.when(lane0);
-    b.mbar_arrive_expect_tx(full, kCopyBytes);
-    b.tma_load_4d(dst, map, {imm(0), imm(0), imm(0), imm(0)}, full, imm(int64_t(0)));
-  }
-  std::string run() {
-    std::vector<uint8_t> source(kCopyBytes, 0x38);
-    InterpretedTensorMap m = test_kernels::one_row_map(source.data(), kCopyBytes);
-    Interpreter interp(p);
-    interp.add_region(source.data(), source.size(), false);
-    interp.add_region(global, sizeof global, false);
-    return interp.run(1, &m);
-  }
-  // Warp 0 runs `first` and the other warps `second`; then every warp exits, and the interpreter gives its verdict.
-  template <class First, class Second>
-  std::string run_split(First first, Second second) {
-    const int other = b.new_label("second"), done = b.new_label("done");
-    b.bra_if(Cmp::kNe, Type::kU32, warp, imm(0), other, "is_second");
-    first();
-    b.bra(done);
-    b.place(other);
-    second();
-    b.place(done);
-    b.exit();
-    return run();
-  }
-  alignas(16) uint8_t global[64] = {};
-};
+using Kernel = test_kernels::HandoverKernel;
 
 // (1) Warp 0's wgmma reads B at shared 0; warp 0 releases the stage (arrives on `empty`) BEFORE its
 // wgmma.wait_group; warp 1 waits on `empty` and refills the stage with TMA. On the GPU the copy can overwrite B
@@ -90,22 +24,21 @@ struct Kernel {
 TEST(SharedRacesAsync, StageReleasedBeforeWgmmaWaitThenRefilledByTma) {
   Kernel k(64, 1);
   Builder &b = k.b;
-  const int producer = b.new_label("producer");
-  b.bra_if(Cmp::kNe, Type::kU32, k.warp, imm(0), producer, "is_producer");
-  std::array<Reg, 4> a;
-  test_kernels::issue_ones_product(b, &a);
-  {
-    Builder::Guard g = b.when(k.lane0);
-    b.mbar_arrive(k.empty);  // BUG: the product may still be reading B
-  }
-  b.wgmma_wait(0);
-  b.mbar_wait(k.full, imm(0));
-  b.exit();
-  b.place(producer);
-  b.mbar_wait(k.empty, imm(0));
-  k.tma();
-  b.exit();
-  const std::string e = k.run();
+  const std::string e = k.run_split(
+      [&] {
+        std::array<Reg, 4> a;
+        test_kernels::issue_ones_product(b, &a);
+        {
+          Builder::Guard g = b.when(k.lane0);
+          b.mbar_arrive(k.empty);  // BUG: the product may still be reading B
+        }
+        b.wgmma_wait(0);
+        b.mbar_wait(k.full, imm(0));
+      },
+      [&] {
+        b.mbar_wait(k.empty, imm(0));
+        k.tma();
+      });
   EXPECT_NE(e.find(" races shared byte "), std::string::npos) << e;
 }
 
