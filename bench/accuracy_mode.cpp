@@ -1,5 +1,6 @@
 // The accuracy study: one call of each implementation on the case's quantized inputs, compared with the
-// fp64 oracle on sampled rows (relative RMS and max abs error of the output, max abs error of the LSE),
+// fp64 oracle on sampled rows (relative RMS of the output, each row weighted by the rows it stands for, so
+// that it estimates the whole output's; max abs error of the output and of the LSE),
 // then one call with V = all ones, whose outputs must all be 1 (rows of P sum to one). Outputs are
 // poisoned before each call, so an unwritten element counts as non-finite.
 #include <algorithm>
@@ -53,11 +54,12 @@ int run_accuracy_mode(const Options &o) {
     CaseContext ctx(c, activations.get(c.shape, c.inputs, spec), runs, stream);
     const std::vector<RowId> rows = sample_rows(c.shape, o.rows_per_head, case_seed(c.shape, c.inputs));
     const SampledReference ref = reference_rows(ctx.host().problem(), rows);
+    const std::vector<double> out_weights = value_weights(rows, c.shape.d_v);
     std::map<std::string, Record> by_impl;
     for (const std::string &impl : runs) {
       Record r = base_record(impl, c, "accuracy");
       r.set("input_std", double(spec.std)).set_null("tflops")
-          .set("rows_checked", int64_t(rows.size()));
+          .set("rows_checked", int64_t(rows.size())).set("rows_weighted", true);
       Kernel *k = ctx.kernel(impl);
       if (!k) {
         r.set_null("rel_rms_err").set("error", ctx.why_not(impl));
@@ -69,7 +71,7 @@ int run_accuracy_mode(const Options &o) {
         const KernelOutputs got = one_call(*k, stream);
         std::vector<double> out_rows, lse_rows;
         gather_rows(c.shape, rows, got.out, got.lse, &out_rows, &lse_rows);
-        const test::ErrorStats out_err = test::compare_to_reference(out_rows, ref.out);
+        const test::ErrorStats out_err = test::compare_to_reference(out_rows, ref.out, out_weights);
         const test::ErrorStats lse_err = test::compare_to_reference(lse_rows, ref.lse);
         r.set("rel_rms_err", out_err.rel_rms).set("max_abs_err", out_err.max_abs)
             .set("lse_max_abs_err", lse_err.max_abs).set("nonfinite_out", count_nonfinite(got.out))

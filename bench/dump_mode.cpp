@@ -57,6 +57,8 @@ int run_dump_mode(const Options &o) {
       std::vector<int64_t> ids;
       for (const RowId &r : ref.rows) ids.insert(ids.end(), {r.b, r.h, r.s});
       write_file(dir + "/rows.bin", ids.data(), ids.size() * sizeof(int64_t));
+      const std::vector<double> weights = value_weights(ref.rows, 1);  // one per row: RowId::weight
+      write_file(dir + "/row_weights.bin", weights.data(), weights.size() * sizeof(double));
       write_file(dir + "/ref_out.bin", ref.out.data(), ref.out.size() * sizeof(double));
       write_file(dir + "/ref_lse.bin", ref.lse.data(), ref.lse.size() * sizeof(double));
       n_rows = int64_t(ref.rows.size());

@@ -69,6 +69,8 @@ def load_case(case_dir, device):
     if meta["rows"] > 0:
         n = meta["rows"]
         t["rows"] = torch.from_file(os.path.join(case_dir, "rows.bin"), dtype=torch.int64, size=3 * n).view(n, 3)
+        # The rows of its (batch, head) each sampled row stands for (sampled_reference.hpp, RowId::weight).
+        t["row_weights"] = torch.from_file(os.path.join(case_dir, "row_weights.bin"), dtype=torch.float64, size=n)
         t["ref_out"] = torch.from_file(os.path.join(case_dir, "ref_out.bin"), dtype=torch.float64, size=n * dv).view(n, dv)
         t["ref_lse"] = torch.from_file(os.path.join(case_dir, "ref_lse.bin"), dtype=torch.float64, size=n)
     return meta, t
@@ -308,17 +310,18 @@ def run_accuracy(args, meta, t, impls):
     rows = t["rows"].to(t["q"].device)
     b_idx, h_idx, s_idx = rows[:, 0], rows[:, 1], rows[:, 2]
     ref_out, ref_lse = t["ref_out"], t["ref_lse"]
+    weights = t["row_weights"].reshape(-1, 1)  # zyfa_bench's weighting, so that both estimate the whole output
     records = []
     ones = dict(t, v=torch.ones_like(t["v"].float()).to(t["v"].dtype))
     for impl in impls:
         rec = base_record(impl, meta, "accuracy")
-        rec.update({"tflops": None, "rows_checked": int(rows.shape[0])})
+        rec.update({"tflops": None, "rows_checked": int(rows.shape[0]), "rows_weighted": True})
         try:
             out, lse = make_call(impl, meta, t, want_lse=True)()
             torch.cuda.synchronize()
             got = out[b_idx, s_idx, h_idx].double().cpu()
             diff = got - ref_out
-            rec["rel_rms_err"] = float(diff.pow(2).sum().sqrt() / ref_out.pow(2).sum().sqrt())
+            rec["rel_rms_err"] = float((weights * diff.pow(2)).sum().sqrt() / (weights * ref_out.pow(2)).sum().sqrt())
             rec["max_abs_err"] = float(diff.abs().max())
             rec["nonfinite_out"] = int((~torch.isfinite(out.float())).sum())
             if lse is not None:

@@ -10,25 +10,68 @@
 
 namespace zyfa::bench {
 
+namespace {
+
+// A range of query positions [lo, hi) and how many of its rows are drawn.
+struct Stratum {
+  int64_t lo, hi, take = 0;
+  int64_t size() const { return hi - lo; }
+};
+
+// Positions 1 .. seqlen - 2 in strata that double in length ([1, 2), [2, 4), [4, 8), ...): a row at position s
+// averages about s + 1 values, so its output's squared norm falls as 1 / (s + 1), and every stratum holds
+// about the same share of the output's. The draws are shared out evenly (a stratum smaller than its share is
+// taken whole), which keeps the weighted estimate's variance low where uniform draws were dominated by the
+// few short rows they happened to hit.
+std::vector<Stratum> strata(int64_t seqlen, int64_t draws) {
+  std::vector<Stratum> out;
+  for (int64_t lo = 1; lo < seqlen - 1; lo *= 2) out.push_back({lo, std::min(2 * lo, seqlen - 1)});
+  std::vector<Stratum *> open;
+  for (Stratum &st : out) open.push_back(&st);
+  // Small strata first: each one at or under the even share is taken whole, and the rest share what is left.
+  std::sort(open.begin(), open.end(), [](const Stratum *a, const Stratum *b) { return a->size() < b->size(); });
+  size_t i = 0;
+  for (; i < open.size(); ++i) {
+    const int64_t share = draws / int64_t(open.size() - i);
+    if (open[i]->size() > share) break;
+    open[i]->take = open[i]->size();
+    draws -= open[i]->take;
+  }
+  const int64_t left = int64_t(open.size() - i);
+  for (size_t j = i; j < open.size(); ++j) open[j]->take = draws / left + (int64_t(j - i) < draws % left ? 1 : 0);
+  return out;
+}
+
+}  // namespace
+
 std::vector<RowId> sample_rows(const Shape &shape, int64_t per_head, uint64_t seed) {
   std::vector<RowId> rows;
   std::mt19937_64 rng(seed);
-  std::vector<int64_t> positions(size_t(shape.seqlen));
+  const int64_t S = shape.seqlen;
+  const bool all = per_head >= S;
+  // The first and last rows (the shortest and the longest softmax), then per_head - 2 drawn over the strata.
+  const std::vector<Stratum> parts = all ? std::vector<Stratum>{} : strata(S, std::max<int64_t>(per_head - 2, 0));
+  std::vector<int64_t> positions;
   for (int64_t b = 0; b < shape.batch; ++b) {
     for (int64_t h = 0; h < shape.nheads; ++h) {
-      for (int64_t s = 0; s < shape.seqlen; ++s) positions[size_t(s)] = s;
-      int64_t take = std::min(per_head, shape.seqlen);
-      if (take < shape.seqlen) {
-        // First and last rows, then a partial Fisher-Yates shuffle of the middle rows.
-        std::swap(positions[1], positions[size_t(shape.seqlen - 1)]);
-        for (int64_t i = 2; i < take; ++i) {
-          std::uniform_int_distribution<int64_t> pick(i, shape.seqlen - 1);
-          std::swap(positions[size_t(i)], positions[size_t(pick(rng))]);
-        }
+      if (all) {
+        for (int64_t s = 0; s < S; ++s) rows.push_back({b, h, s, 1.0});
+        continue;
       }
-      std::vector<int64_t> chosen(positions.begin(), positions.begin() + take);
-      std::sort(chosen.begin(), chosen.end());
-      for (int64_t s : chosen) rows.push_back({b, h, s});
+      rows.push_back({b, h, 0, 1.0});
+      for (const Stratum &st : parts) {
+        if (st.take == 0) continue;
+        positions.resize(size_t(st.size()));
+        for (int64_t k = 0; k < st.size(); ++k) positions[size_t(k)] = st.lo + k;
+        for (int64_t k = 0; k < st.take; ++k) {  // a partial Fisher-Yates shuffle
+          std::uniform_int_distribution<int64_t> pick(k, st.size() - 1);
+          std::swap(positions[size_t(k)], positions[size_t(pick(rng))]);
+        }
+        std::sort(positions.begin(), positions.begin() + st.take);
+        const double weight = double(st.size()) / double(st.take);
+        for (int64_t k = 0; k < st.take; ++k) rows.push_back({b, h, positions[size_t(k)], weight});
+      }
+      if (S > 1) rows.push_back({b, h, S - 1, 1.0});
     }
   }
   return rows;
@@ -81,6 +124,13 @@ SampledReference reference_rows(const Problem &p, std::vector<RowId> rows) {
     }
   });
   return ref;
+}
+
+std::vector<double> value_weights(const std::vector<RowId> &rows, int64_t values_per_row) {
+  std::vector<double> w;
+  w.reserve(rows.size() * size_t(values_per_row));
+  for (const RowId &r : rows) w.insert(w.end(), size_t(values_per_row), r.weight);
+  return w;
 }
 
 void gather_rows(const Shape &shape, const std::vector<RowId> &rows, const std::vector<float> &out,

@@ -14,10 +14,11 @@ std::string ErrorStats::describe() const {
   return text;
 }
 
-ErrorStats compare_to_reference(const std::vector<double> &actual, const std::vector<double> &expected) {
+ErrorStats compare_to_reference(const std::vector<double> &actual, const std::vector<double> &expected,
+                                const std::vector<double> &weights) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   ErrorStats e;
-  if (actual.size() != expected.size()) {
+  if (actual.size() != expected.size() || (!weights.empty() && weights.size() != actual.size())) {
     e.count = -1;
     e.rel_rms = e.max_abs = kInf;
     return e;
@@ -29,12 +30,15 @@ ErrorStats compare_to_reference(const std::vector<double> &actual, const std::ve
       continue;
     }
     const double d = actual[i] - expected[i];
-    err2 += d * d;
-    ref2 += expected[i] * expected[i];
-    e.max_abs = std::max(e.max_abs, std::fabs(d));
+    const double w = weights.empty() ? 1.0 : weights[i];
+    err2 += w * d * d;
+    ref2 += w * expected[i] * expected[i];
+    const double abs_d = std::fabs(d);
+    if (!(abs_d <= e.max_abs)) e.max_abs = abs_d;  // a NaN (from a non-finite reference) is kept, not dropped
   }
   e.count = int64_t(actual.size());
   e.rel_rms = e.nonfinite ? kInf : ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  if (e.nonfinite) e.max_abs = kInf;  // so that no bound on max_abs alone passes a non-finite output
   return e;
 }
 

@@ -11,14 +11,17 @@ namespace zyfa::ref {
 
 struct ErrorStats {
   double rel_rms = 0;    // sqrt(sum (a - e)^2 / sum e^2); infinite if any value is not finite
-  double max_abs = 0;    // max |a - e| over the finite values
+  double max_abs = 0;    // max |a - e| over the finite values; infinite if any value is not finite
   int64_t count = 0;
   int64_t nonfinite = 0; // values of `actual` that are NaN or infinite
   std::string describe() const;
 };
 
 // `actual` and `expected` in the same order and of the same size (else count = -1 and errors infinite).
-ErrorStats compare_to_reference(const std::vector<double> &actual, const std::vector<double> &expected);
+// `weights`, if given (one per value), weigh each value's square in both sums of rel_rms: a sample of rows
+// weighted by the rows each stands for estimates the whole tensor's rel_rms (bench/sampled_reference.hpp).
+ErrorStats compare_to_reference(const std::vector<double> &actual, const std::vector<double> &expected,
+                                const std::vector<double> &weights = {});
 
 }  // namespace zyfa::ref
 
