@@ -21,8 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(_WIN32)
+#if defined(_WIN32) && defined(ZYFA_BUILDING)  /* the library's own build defines it */
 #  define ZYFA_API __declspec(dllexport)
+#elif defined(_WIN32)
+#  define ZYFA_API __declspec(dllimport)
 #elif defined(__GNUC__)
 #  define ZYFA_API __attribute__((visibility("default")))
 #else
@@ -74,7 +76,8 @@ typedef enum zyfa_status {
   ZYFA_STATUS_CUDA_ERROR = 19,            /* the CUDA runtime reported an error, also the context's sticky one (an
                                            * earlier kernel's fault, whoever launched it) */
   ZYFA_STATUS_OUT_OF_MEMORY = 20,
-  ZYFA_STATUS_NOT_PREPARED = 21,          /* a call under stream capture needs a plan that zyfa_attn_prepare builds first */
+  ZYFA_STATUS_NOT_PREPARED = 21,          /* a call under stream capture needs a plan or a loaded kernel that
+                                           * zyfa_attn_prepare readies first (a new shape or P rounding) */
   ZYFA_STATUS_BAD_ARGUMENT = 22,          /* any other argument out of range (quantize sizes, cache capacity,
                                              p_rounding, a workspace_bytes below zyfa_attn_workspace_size) */
   ZYFA_STATUS_INTERNAL = 23,              /* a bug in zyfa: please report it with zyfa_last_error() */

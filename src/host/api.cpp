@@ -24,7 +24,7 @@ ZYFA_API const char *zyfa_status_string(zyfa_status status) {
     case ZYFA_STATUS_BAD_SHAPE: return "ZYFA_STATUS_BAD_SHAPE: batch, seqlen and heads must be >= 1";
     case ZYFA_STATUS_BAD_HEAD_RATIO: return "ZYFA_STATUS_BAD_HEAD_RATIO: nheads must be a multiple of nheads_k";
     case ZYFA_STATUS_BAD_STRIDE: return "ZYFA_STATUS_BAD_STRIDE: a stride is negative, not 16-byte granular, or makes the output overlap itself";
-    case ZYFA_STATUS_MISALIGNED: return "ZYFA_STATUS_MISALIGNED: a pointer is not aligned (tensors on 16 bytes, lse and descales on 4, the workspace on 256)";
+    case ZYFA_STATUS_MISALIGNED: return "ZYFA_STATUS_MISALIGNED: a pointer is not aligned (tensors on 16 bytes, lse and the quantize descale on 4, the workspace on 256)";
     case ZYFA_STATUS_NULL_TENSOR: return "ZYFA_STATUS_NULL_TENSOR: a tensor pointer (q, k, v, out, a used workspace; quantize src or dst) is NULL";
     case ZYFA_STATUS_ALIASED_OUTPUT: return "ZYFA_STATUS_ALIASED_OUTPUT: an output overlaps another tensor";
     case ZYFA_STATUS_BAD_DESCALE: return "ZYFA_STATUS_BAD_DESCALE: an FP8 descale is missing or invalid";
@@ -36,7 +36,7 @@ ZYFA_API const char *zyfa_status_string(zyfa_status status) {
     case ZYFA_STATUS_UNSUPPORTED_DEVICE: return "ZYFA_STATUS_UNSUPPORTED_DEVICE: the device is not a Hopper GPU";
     case ZYFA_STATUS_CUDA_ERROR: return "ZYFA_STATUS_CUDA_ERROR: the CUDA runtime reported an error";
     case ZYFA_STATUS_OUT_OF_MEMORY: return "ZYFA_STATUS_OUT_OF_MEMORY: a memory allocation failed";
-    case ZYFA_STATUS_NOT_PREPARED: return "ZYFA_STATUS_NOT_PREPARED: call zyfa_attn_prepare before capturing a new shape";
+    case ZYFA_STATUS_NOT_PREPARED: return "ZYFA_STATUS_NOT_PREPARED: call zyfa_attn_prepare before capturing a new shape or P rounding";
     case ZYFA_STATUS_BAD_ARGUMENT: return "ZYFA_STATUS_BAD_ARGUMENT: an argument is out of range";
     case ZYFA_STATUS_INTERNAL: return "ZYFA_STATUS_INTERNAL: internal error in zyfa";
   }

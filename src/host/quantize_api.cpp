@@ -93,7 +93,8 @@ zyfa_status check_extents(const zyfa_quantize_desc &d, int64_t row_stride) {
   }
   // One aligned float: it wraps only as the address space's last 4 bytes, which no allocation holds.
   if (address_range(d.descale, sizeof(float), &descale) && (descale.overlaps(src) || descale.overlaps(dst))) {
-    return fail(ZYFA_STATUS_ALIASED_OUTPUT, "desc->descale = %p: overlaps src or dst", static_cast<void *>(d.descale));
+    return fail(ZYFA_STATUS_ALIASED_OUTPUT, "desc->descale = %p: overlaps %s (%p)", static_cast<void *>(d.descale),
+                descale.overlaps(src) ? "src" : "dst", descale.overlaps(src) ? d.src : static_cast<const void *>(d.dst));
   }
   return ZYFA_STATUS_SUCCESS;
 }

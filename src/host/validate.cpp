@@ -98,7 +98,8 @@ zyfa_status check_strides(const TensorSpec &t, int64_t batch, int64_t seqlen, bo
   }
   if (!written) return ZYFA_STATUS_SUCCESS;  // inputs may overlap themselves (broadcast reads)
   // A written tensor must map distinct elements to distinct addresses: ordered by stride, each dimension
-  // must step past everything the smaller ones cover. Dimensions of extent 1 never step.
+  // must step past everything the smaller ones cover, which ends (extent - 1) strides past their span.
+  // Dimensions of extent 1 never step.
   struct Dim {
     int64_t stride, extent;
   };
@@ -114,9 +115,10 @@ zyfa_status check_strides(const TensorSpec &t, int64_t batch, int64_t seqlen, bo
                   t.name, (long long)strides[0], (long long)strides[1], (long long)strides[2], (long long)d.stride,
                   (long long)covered);
     }
-    if (mul_overflows(d.stride, d.extent, &covered)) {
+    int64_t last_step = 0;
+    if (mul_overflows(d.stride, d.extent - 1, &last_step) || add_overflows(covered, last_step, &covered)) {
       return fail(ZYFA_STATUS_SIZE_OVERFLOW,
-                  "desc->%s: a stride of %lld elements times its extent %lld overflows 64 bits", t.name,
+                  "desc->%s: the span of a stride of %lld elements over its extent %lld overflows 64 bits", t.name,
                   (long long)d.stride, (long long)d.extent);
     }
   }
@@ -164,9 +166,15 @@ zyfa_status check_descale(const char *name, const zyfa_descale &d, bool fp8, int
       switch (span_bytes(extents, strides, 1, int64_t(sizeof(float)), &elements, device_bytes)) {
         case SpanOverflow::kNone: break;
         case SpanOverflow::kLastOffset:
-          return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: the offset of its last element overflows 64 bits", name);
+          return fail(ZYFA_STATUS_SIZE_OVERFLOW,
+                      "desc->%s: the offset of its last element overflows 64 bits (extents batch %lld, nheads_k %lld; "
+                      "batch_stride %lld, head_stride %lld)",
+                      name, (long long)batch, (long long)nheads_k, (long long)d.batch_stride, (long long)d.head_stride);
         case SpanOverflow::kBytes:
-          return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s: its size in bytes overflows 64 bits", name);
+          return fail(ZYFA_STATUS_SIZE_OVERFLOW,
+                      "desc->%s: its size in bytes overflows 64 bits (extents batch %lld, nheads_k %lld; batch_stride "
+                      "%lld, head_stride %lld)",
+                      name, (long long)batch, (long long)nheads_k, (long long)d.batch_stride, (long long)d.head_stride);
       }
       *out = Descale{1.0f, d.ptr, d.batch_stride, d.head_stride};
       return ZYFA_STATUS_SUCCESS;
@@ -407,7 +415,8 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
   }
   int64_t lse_bytes = 0;
   if (mul_overflows(d.batch * d.nheads, d.seqlen, &lse_bytes) || mul_overflows(lse_bytes, kLseBytes, &lse_bytes)) {
-    return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->lse: batch * nheads * seqlen floats overflows 64 bits");
+    return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->lse: batch * nheads * seqlen = %lld * %lld * %lld floats overflows 64 bits",
+                (long long)d.batch, (long long)d.nheads, (long long)d.seqlen);
   }
 
   // q, k, v, out, lse, up to three device descales (read by every CTA while others write out) and the
@@ -448,8 +457,8 @@ zyfa_status validate_attention(const zyfa_attn_desc *desc, PointerCheck pointers
     if (descales[i].resolved.ptr == nullptr) continue;
     AddressRange range;
     if (!address_range(descales[i].resolved.ptr, uint64_t(descale_bytes[i]), &range)) {
-      return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s.ptr: the descales wrap around the address space",
-                  descales[i].name);
+      return fail(ZYFA_STATUS_SIZE_OVERFLOW, "desc->%s.ptr = %p: its %lld bytes of descales wrap around the address space",
+                  descales[i].name, (const void *)descales[i].resolved.ptr, (long long)descale_bytes[i]);
     }
     ranges[n_ranges++] = {descales[i].name, range, /*written=*/false};
   }

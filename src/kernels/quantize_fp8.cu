@@ -225,12 +225,14 @@ cudaError_t launch(void (*kernel)(Params...), int grid, int threads, cudaStream_
   return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
-// Passes 1 to 3 for one pair of pass kernels that take the same arguments.
+// Passes 1 to 3 for one pair of pass kernels that take the same arguments, after zeroing the amax word. The
+// grid query comes first, so that a call failing there has not touched *descale.
 template <class... Params, class... Args>
 cudaError_t run_passes(void (*amax_pass)(Params...), void (*quantize_pass)(Params...), int64_t blocks_of_work,
                        uint32_t *amax_word, cudaStream_t stream, Args... args) {
   int grid = 0;
   if (cudaError_t e = persistent_grid(blocks_of_work, &grid)) return e;
+  if (cudaError_t e = cudaMemsetAsync(amax_word, 0, sizeof(uint32_t), stream)) return e;
   if (cudaError_t e = launch(amax_pass, grid, kThreads, stream, args...)) return e;
   if (cudaError_t e = launch(quantize_pass, grid, kThreads, stream, args...)) return e;
   return launch(finish_descale_kernel, 1, 1, stream, amax_word);
@@ -249,7 +251,6 @@ int launch_quantize_fp8(const zyfa_quantize_desc &desc, int64_t row_stride, void
   rows.n_rows = desc.n_rows;
   rows.dim = desc.dim;
   rows.row_stride = row_stride;
-  if (cudaError_t e = cudaMemsetAsync(rows.amax_word, 0, sizeof(uint32_t), stream)) return e;
 
   if (desc.rotation == ZYFA_ROTATION_NONE) {
     const int64_t chunks = desc.n_rows * (desc.dim / kPlainVec);  // validated: no overflow

@@ -259,6 +259,32 @@ TEST(Validation, FirstDescriptorLayoutIsAccepted) {
   EXPECT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_BAD_STRUCT_SIZE);
 }
 
+// The overlap check asks each stride to clear the span below it, (extent - 1) strides past the smaller ones,
+// not stride x extent: head rows 136 elements apart leave seq rows 128 + 3 x 136 = 536 apart exactly room.
+// Such an output is accepted, and each row holds what the contiguous layout's does.
+TEST(Validation, TightlyInterleavedOutputIsAccepted) {
+  constexpr int64_t kHeadStride = 136, kSeqStride = kD + (kH - 1) * kHeadStride;
+  Buffers b;
+  zyfa_attn_desc d = b.desc();
+  ASSERT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  std::vector<uint16_t> tight(size_t(kS * kSeqStride), zyfa::test::kUntouchedBf16);
+  d.layout = ZYFA_LAYOUT_STRIDED;
+  d.q_strides = {kS * kH * kD, kH * kD, kD};
+  d.k_strides = d.v_strides = {kS * kHk * kD, kHk * kD, kD};
+  d.out_strides = {kS * kSeqStride, kSeqStride, kHeadStride};
+  d.out = tight.data();
+  ASSERT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  for (int64_t s = 0; s < kS; ++s)
+    for (int64_t h = 0; h < kH; ++h)
+      ASSERT_EQ(0, std::memcmp(&tight[size_t(s * kSeqStride + h * kHeadStride)], &b.out[size_t((s * kH + h) * kD)],
+                               kD * sizeof(uint16_t)))
+          << "row s=" << s << " h=" << h;
+  // One element less between seq rows, and the last head's row of s overlaps the first of s + 1.
+  d.out_strides.seq = kSeqStride - 8;
+  EXPECT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_BAD_STRIDE);
+  EXPECT_NE(std::string(zyfa_last_error()).find("rows of the output overlap"), std::string::npos) << zyfa_last_error();
+}
+
 TEST(Validation, NullDescriptor) {
   const auto names_desc = [] { return std::string(zyfa_last_error()).find("desc = NULL") != std::string::npos; };
   EXPECT_EQ(zyfa_attn_fwd_host(nullptr), ZYFA_STATUS_NULL_ARGUMENT);
