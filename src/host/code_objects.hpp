@@ -34,6 +34,9 @@ const CodeObject *find_fp8_code_object(int d_qk, int d_v, bool lean_p, bool spli
 // The kernel of `object` in the current context, loaded on first use (once per device, context and
 // object; thread-safe), its dynamic shared memory limit set. Returns a cudaError_t value; *function is a CUfunction.
 int code_object_function(const CodeObject &object, void **function);
+// Whether `object` is loaded in the current context, without loading it (a captured launch must not: a
+// module load allocates device memory). Returns a cudaError_t value.
+int code_object_loaded(const CodeObject &object, bool *loaded);
 
 }  // namespace zyfa
 

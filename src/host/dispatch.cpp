@@ -33,20 +33,26 @@ struct KernelChoice {
   int (*max_active_clusters)(const Problem &, int heads_per_job, int *clusters) = nullptr;
   // Query rows per tile of the job table the kernel walks. nullptr: numerics::kQueryTile.
   int (*query_tile_rows)(const Problem &) = nullptr;
+  // Whether `prepare`'s work is done in the current context, without doing it (a cudaError_t value): a
+  // captured call checks it, since the plan's key does not name everything that picks the code (p_rounding).
+  // nullptr: the plan says enough.
+  int (*prepared)(const Problem &, bool *) = nullptr;
 };
 
 bool always(const Problem &) { return true; }
 
 const KernelChoice kKernels[] = {
     {"bf16 hopper attention", kernels::bf16_attention_supports, kernels::bf16_attention_ctas_per_sm,
-     kernels::launch_bf16_attention, nullptr, kernels::bf16_attention_heads_per_job,
+     kernels::launch_bf16_attention, kernels::prepare_bf16_attention, kernels::bf16_attention_heads_per_job,
      kernels::bf16_attention_max_active_clusters},
     {"fp8 asm attention (wgmma)", kernels::fp8_wgmma_attention_supports, kernels::fp8_attention_ctas_per_sm,
      kernels::launch_fp8_wgmma_attention, kernels::prepare_fp8_wgmma_attention, nullptr, nullptr,
-     kernels::fp8_wgmma_query_tile_rows},
+     kernels::fp8_wgmma_query_tile_rows, kernels::fp8_wgmma_attention_loaded},
     {"fp8 asm attention (mma.sync)", kernels::fp8_asm_attention_supports, kernels::fp8_attention_ctas_per_sm,
-     kernels::launch_fp8_asm_attention, kernels::prepare_fp8_asm_attention},
-    {"fallback attention", always, kernels::fallback_ctas_per_sm, kernels::launch_fallback_attention},
+     kernels::launch_fp8_asm_attention, kernels::prepare_fp8_asm_attention, nullptr, nullptr, nullptr,
+     kernels::fp8_asm_attention_loaded},
+    {"fallback attention", always, kernels::fallback_ctas_per_sm, kernels::launch_fallback_attention,
+     kernels::prepare_fallback_attention},
 };
 
 const KernelChoice &choose_kernel(const Problem &problem) {
@@ -110,6 +116,20 @@ zyfa_status prepare_kernel(PlanCache &cache, const PlanKey &key, const KernelCho
   return cuda::from_cuda_error(kernel.prepare(problem), kernel.name);
 }
 
+// Under capture: `kernel`'s code must be loaded already (a load allocates device memory). A plan for the shape
+// can exist while the code does not: a prepare with another p_rounding made it.
+zyfa_status check_prepared(const KernelChoice &kernel, const Problem &problem) {
+  if (kernel.prepared == nullptr) return ZYFA_STATUS_SUCCESS;
+  bool prepared = false;
+  if (const int e = kernel.prepared(problem, &prepared)) return cuda::from_cuda_error(e, kernel.name);
+  if (prepared) return ZYFA_STATUS_SUCCESS;
+  return fail(ZYFA_STATUS_NOT_PREPARED,
+              "the %s-P kernel that desc->p_rounding selects for this shape is not loaded in this context and the "
+              "stream is being captured: call zyfa_attn_prepare with this descriptor, p_rounding included, before "
+              "capturing",
+              problem.split_p ? "split" : problem.lean_p ? "lean" : "exact");
+}
+
 }  // namespace
 
 zyfa_status check_split_p(const Problem &problem) { return check_split_p(problem, choose_kernel(problem)); }
@@ -129,8 +149,9 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   const PlanKey key = plan_key_of(problem, device, context_id);
   zyfa_status status = ZYFA_STATUS_SUCCESS;
   if (launch) {
+    if (capturing) status = check_prepared(kernel, problem);
     std::shared_ptr<const Plan> plan;
-    status = acquire_plan(cache, key, kernel, problem, capturing, &plan);
+    if (status == ZYFA_STATUS_SUCCESS) status = acquire_plan(cache, key, kernel, problem, capturing, &plan);
     if (status == ZYFA_STATUS_SUCCESS) {
       const int error = kernel.launch(problem, plan->schedule, stream);  // a cudaError_t value
       // Another thread may evict the plan at any time: its table is freed only after this launch's event.

@@ -78,6 +78,10 @@ int prepare(const Problem &problem, bool wgmma) {
   return code_object_function(*fp8_code_object(problem, wgmma), &function);
 }
 
+int loaded(const Problem &problem, bool wgmma, bool *is_loaded) {
+  return code_object_loaded(*fp8_code_object(problem, wgmma), is_loaded);
+}
+
 // The kernel of `object` for a launch over `schedule`: everything that can fail before a launch, so that a
 // call failing here has launched nothing (not the V^T pre-pass either). Only the launch itself can fail
 // after the pre-pass: then V^T sits in the workspace, the caller's scratch, and out is untouched.
@@ -232,6 +236,11 @@ int prepare_fp8_asm_attention(const Problem &problem) {
   return prepare(problem, /*wgmma=*/false);
 }
 
+int fp8_asm_attention_loaded(const Problem &problem, bool *is_loaded) {
+  if (!fp8_asm_attention_supports(problem)) return kInvalidValue;
+  return loaded(problem, /*wgmma=*/false, is_loaded);
+}
+
 int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, void *stream) {
   if (!fp8_asm_attention_supports(problem)) return kInvalidValue;
   const CodeObject &object = *fp8_code_object(problem, false);
@@ -244,7 +253,14 @@ int prepare_fp8_wgmma_attention(const Problem &problem) {
   if (!fp8_wgmma_attention_supports(problem)) return kInvalidValue;
   // The driver's tensor-map encoder is looked up once; here rather than in a first launch under capture.
   if (hopper::tensor_map_encoder() == nullptr) return cudaErrorNotSupported;
+  // The V^T pre-pass is a runtime kernel, loaded lazily: here, not in a captured call that needs it.
+  if (const int e = prepare_fp8_vt_prepass()) return e;
   return prepare(problem, /*wgmma=*/true);
+}
+
+int fp8_wgmma_attention_loaded(const Problem &problem, bool *is_loaded) {
+  if (!fp8_wgmma_attention_supports(problem)) return kInvalidValue;
+  return loaded(problem, /*wgmma=*/true, is_loaded);
 }
 
 int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule, void *stream) {

@@ -29,6 +29,9 @@ int fp8_wgmma_query_tile_rows(const Problem &problem);
 // Loads the kernel's code object on the current device (once), so that zyfa_attn_prepare does it rather
 // than the first, possibly captured, launch. Returns a cudaError_t value (0 = success).
 int prepare_fp8_asm_attention(const Problem &problem);
+// Whether that code object is loaded in the current context (without loading it): a captured call needs it
+// loaded, and one prepared with another p_rounding has a plan for its shape but not this kernel.
+int fp8_asm_attention_loaded(const Problem &problem, bool *is_loaded);
 // Returns a cudaError_t value (0 = success); never synchronizes.
 int launch_fp8_asm_attention(const Problem &problem, const Schedule &schedule, void *stream);
 
@@ -39,6 +42,7 @@ bool fp8_wgmma_attention_supports(const Problem &problem);
 // "desc->k_strides.batch = 0 elements: ..."); "" when it takes it. Host only: no GPU needed.
 std::string fp8_wgmma_refusal(const Problem &problem);
 int prepare_fp8_wgmma_attention(const Problem &problem);
+int fp8_wgmma_attention_loaded(const Problem &problem, bool *is_loaded);
 int launch_fp8_wgmma_attention(const Problem &problem, const Schedule &schedule, void *stream);
 
 // The workspace bytes a call of `problem` can use to read V^T prepared once (src/kernels/fp8_vt_layout.h)

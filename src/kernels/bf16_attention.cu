@@ -42,7 +42,7 @@ struct LaunchShape {
   LaunchShape &operator=(const LaunchShape &) = delete;
 
   // Per call, not once: the attribute belongs to the current device, and it costs a host call only.
-  cudaError_t prepare() const {
+  static cudaError_t prepare() {
     return cudaFuncSetAttribute(bf16_attention_kernel<kHeadDimQK, kKvCtas>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   }
@@ -114,6 +114,16 @@ int bf16_attention_max_active_clusters(const Problem &problem, int heads_per_job
   if (heads_per_job == 1)
     return problem.d_qk == 128 ? max_active_clusters<128, 1>(clusters) : max_active_clusters<192, 1>(clusters);
   return cudaErrorInvalidValue;
+}
+
+int prepare_bf16_attention(const Problem &problem) {
+  if (!bf16_attention_supports(problem)) return cudaErrorInvalidValue;
+  const bool d128 = problem.d_qk == 128;
+  // One head per job is the plan's answer wherever clusters do not fit, so both variants may run.
+  if (bf16_attention_heads_per_job(problem) == 2) {
+    if (cudaError_t e = d128 ? LaunchShape<128, 2>::prepare() : LaunchShape<192, 2>::prepare()) return e;
+  }
+  return d128 ? LaunchShape<128, 1>::prepare() : LaunchShape<192, 1>::prepare();
 }
 
 int launch_bf16_attention(const Problem &problem, const Schedule &schedule, void *stream) {

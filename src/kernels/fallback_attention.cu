@@ -388,18 +388,30 @@ __global__ void __launch_bounds__(kThreads, 1) fallback_attention_kernel(const P
   }
 }
 
+// Per call, not once: the attribute belongs to the current device, and it costs a host call only. Loads the
+// kernel too, where CUDA loads lazily.
+template <bool kFp8, int kDqk>
+cudaError_t set_shared_memory() {
+  return cudaFuncSetAttribute(fallback_attention_kernel<kFp8, kDqk>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              SmemLayout<kDqk>::kBytes);
+}
+
 template <bool kFp8, int kDqk>
 int launch(const Problem &problem, const Schedule &schedule, cudaStream_t stream) {
   constexpr int kSmemBytes = SmemLayout<kDqk>::kBytes;
-  const auto kernel = fallback_attention_kernel<kFp8, kDqk>;
-  // Per call, not once: the attribute belongs to the current device, and it costs a host call only.
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  if (err != cudaSuccess) return err;
-  kernel<<<schedule.grid, kThreads, kSmemBytes, stream>>>(problem, schedule);
+  if (cudaError_t err = set_shared_memory<kFp8, kDqk>(); err != cudaSuccess) return err;
+  fallback_attention_kernel<kFp8, kDqk><<<schedule.grid, kThreads, kSmemBytes, stream>>>(problem, schedule);
   return cudaGetLastError();
 }
 
 }  // namespace
+
+int prepare_fallback_attention(const Problem &problem) {
+  const bool fp8 = problem.fp8();
+  if (problem.d_qk == 128) return fp8 ? set_shared_memory<true, 128>() : set_shared_memory<false, 128>();
+  if (problem.d_qk == 192) return fp8 ? set_shared_memory<true, 192>() : set_shared_memory<false, 192>();
+  return cudaErrorInvalidValue;
+}
 
 int launch_fallback_attention(const Problem &problem, const Schedule &schedule, void *stream) {
   if (schedule.jobs == nullptr || schedule.n_jobs < 1 || schedule.grid < 1) return cudaErrorInvalidValue;

@@ -89,6 +89,11 @@ constexpr int64_t kMaxGrid = 1 << 16;
 
 }  // namespace
 
+int prepare_fp8_vt_prepass() {
+  cudaFuncAttributes attributes;
+  return cudaFuncGetAttributes(&attributes, fp8_vt_prepass_kernel);
+}
+
 int launch_fp8_vt_prepass(const Problem &p, void *workspace, void *stream) {
   const int64_t padded = fp8_vt::padded_keys(p.seqlen);
   const int64_t tiles = p.batch * p.nheads_k * (padded / fp8_vt::kKeyGroup) * kRowChunks;

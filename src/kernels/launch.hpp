@@ -21,6 +21,9 @@ struct Schedule {
 // The general kernel: every configuration the descriptor can express, the zyfa numerics of
 // src/kernels/numerics.h, mma.sync. `stream` is a cudaStream_t.
 int launch_fallback_attention(const Problem &problem, const Schedule &schedule, void *stream);
+// Loads the kernel that would run `problem` (CUDA loads a runtime kernel lazily, at its first launch or
+// attribute call), so that zyfa_attn_prepare does it rather than a captured first call.
+int prepare_fallback_attention(const Problem &problem);
 
 // CTAs per SM the fallback kernel is built for (the plan sizes the grid with it).
 int fallback_ctas_per_sm();
@@ -38,11 +41,15 @@ int bf16_attention_heads_per_job(const Problem &problem);
 // green-context partition: a launch with that cluster shape would fail, so the plan takes one head per job.
 int bf16_attention_max_active_clusters(const Problem &problem, int heads_per_job, int *clusters);
 int launch_bf16_attention(const Problem &problem, const Schedule &schedule, void *stream);
+// Loads the kernels that could run `problem` (paired and unpaired heads), as prepare_fallback_attention does.
+int prepare_bf16_attention(const Problem &problem);
 
 // The FP8 wgmma kernel's V^T (src/kernels/fp8_vt_layout.h) written from problem.v into `workspace` (device
 // memory of fp8_vt::workspace_bytes), in stream order before the attention kernel that reads it. V must be
 // what that kernel maps: 16-byte aligned rows.
 int launch_fp8_vt_prepass(const Problem &problem, void *workspace, void *stream);
+// Loads the pre-pass kernel in the current context (see prepare_fallback_attention).
+int prepare_fp8_vt_prepass();
 
 // zyfa_quantize_fp8 on the GPU: validated arguments (row_stride resolved), device pointers. Needs no
 // scratch: the amax is reduced into *desc.descale, then turned into the descale in place, in stream order.

@@ -136,26 +136,50 @@ zyfa_status spoiled_host_call(zyfa_status status) {
 
 // ---------------------------------------------------------------- child processes
 
-// Runs this binary again with only ReliabilityChild.DISABLED_<name> selected and `env` added; its exit
-// code (0: the child's test passed).
-int run_child(const std::string &name, const std::vector<std::string> &env) {
+// Runs this binary again with only ReliabilityChild.DISABLED_<name> selected and `env` added. Returns "" when
+// the child ran exactly that one test and it passed, else what went wrong. The exit code alone would not
+// say: GoogleTest exits 0 when its filter matches nothing or its one test skips, so the child writes a JSON
+// report, and inherited GTEST_* variables (sharding, output) are dropped so that they cannot move its test
+// to another shard or send its report elsewhere.
+std::string run_child(const std::string &name, const std::vector<std::string> &env) {
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return -1;
+  if (n <= 0) return "readlink(/proc/self/exe) failed";
   exe[n] = '\0';
+  char report[] = "/tmp/zyfa-child-XXXXXX";
+  const int fd = mkstemp(report);
+  if (fd < 0) return "mkstemp failed";
+  close(fd);
   std::string filter = "--gtest_filter=ReliabilityChild.DISABLED_" + name;
   std::string also = "--gtest_also_run_disabled_tests";
-  char *argv[] = {exe, filter.data(), also.data(), nullptr};
+  std::string output = std::string("--gtest_output=json:") + report;
+  char *argv[] = {exe, filter.data(), also.data(), output.data(), nullptr};
   std::vector<std::string> storage = env;
   std::vector<char *> envp;
   for (std::string &e : storage) envp.push_back(e.data());
-  for (char **e = environ; *e; ++e) envp.push_back(*e);
+  for (char **e = environ; *e; ++e)
+    if (std::strncmp(*e, "GTEST_", 6) != 0) envp.push_back(*e);
   envp.push_back(nullptr);
   pid_t pid = 0;
-  if (posix_spawn(&pid, exe, nullptr, nullptr, argv, envp.data()) != 0) return -1;
   int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::string verdict;
+  if (posix_spawn(&pid, exe, nullptr, nullptr, argv, envp.data()) != 0) verdict = "posix_spawn failed";
+  else if (waitpid(pid, &status, 0) != pid) verdict = "waitpid failed";
+  else if (!WIFEXITED(status)) verdict = "the child did not exit normally";
+  else if (WEXITSTATUS(status) != 0) verdict = "the child's test failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+  std::string json;
+  if (FILE *f = std::fopen(report, "r")) {
+    char buf[4096];
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;) json.append(buf, got);
+    std::fclose(f);
+  }
+  std::remove(report);
+  if (!verdict.empty()) return verdict;
+  // GoogleTest's JSON report: the run's totals come first, then each test's result.
+  if (json.find("\"tests\": 1,") == std::string::npos) return "the child did not run exactly one test";
+  if (json.find("\"failures\": 0,") == std::string::npos) return "the child reported failures";
+  if (json.find("\"result\": \"COMPLETED\"") == std::string::npos) return "the child's test skipped or did not complete";
+  return "";
 }
 
 bool gpu_here() { return gpu_unavailable_reason().empty(); }
@@ -217,15 +241,25 @@ zyfa_status capture_without_prepare(std::string *note) {
   return s;
 }
 
+// Any CUDA device at all, Hopper or not: with one present, even an unsupported one, a direct call reports
+// UNSUPPORTED_DEVICE, so NO_DEVICE needs a child that sees none.
+bool any_cuda_device() {
+  int count = 0;
+  const bool any = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();  // a machine without a driver leaves its error here
+  return any;
+}
+
 zyfa_status no_device(std::string *note) {
-  if (!gpu_here()) {
+  if (!any_cuda_device()) {
     HostBuffers b;
     const zyfa_attn_desc d = b.desc();
     return zyfa_attn_fwd(&d, nullptr);
   }
   // With a GPU here, a child process that sees none.
-  if (run_child("NoDeviceIsReported", {"CUDA_VISIBLE_DEVICES="}) == 0) return ZYFA_STATUS_NO_DEVICE;
-  return broken(note, "the child process with CUDA_VISIBLE_DEVICES empty failed");
+  const std::string child = run_child("NoDeviceIsReported", {"CUDA_VISIBLE_DEVICES="});
+  if (child.empty()) return ZYFA_STATUS_NO_DEVICE;
+  return broken(note, "the child process with CUDA_VISIBLE_DEVICES empty: " + child);
 }
 
 // ---------------------------------------------------------------- the table
@@ -260,8 +294,10 @@ std::vector<Reach> reach_table() {
                    call_with_pending_error});
   table.push_back({ZYFA_STATUS_OUT_OF_MEMORY, "here (device memory filled); test_plan_cache.cpp FailedUpload*", true,
                    prepare_without_device_memory});
-  table.push_back({ZYFA_STATUS_NOT_PREPARED, "here; test_reliability_graphs.cpp ReliabilityGraphsUnprepared", true,
-                   capture_without_prepare});
+  table.push_back({ZYFA_STATUS_NOT_PREPARED,
+                   "here; ReliabilityErrors.CaptureOfAnotherPRoundingIsRefused; test_reliability_graphs.cpp "
+                   "ReliabilityGraphsUnprepared",
+                   true, capture_without_prepare});
   table.push_back({ZYFA_STATUS_BAD_ARGUMENT, "test_quantize.cpp QuantizeValidation; test_plan_cache.cpp", false,
                    [](std::string *) { return zyfa_plan_cache_set_capacity(0); }});
   table.push_back({ZYFA_STATUS_INTERNAL,
@@ -399,20 +435,20 @@ TEST(ReliabilityErrors, PendingCudaErrorIsReportedAndLeftInPlace) {
 
 TEST(ReliabilityErrors, StickyCudaErrorIsReportedByEveryGpuEntryPoint) {
   ZYFA_SKIP_WITHOUT_GPU();
-  EXPECT_EQ(run_child("StickyErrorIsReported", {}), 0) << "see the child's output above";
+  EXPECT_EQ(run_child("StickyErrorIsReported", {}), "") << "see the child's output above";
 }
 
 // A device reset ends the context that holds the loaded FP8 kernel; the next call must load it again.
 TEST(ReliabilityErrors, CallsWorkAfterADeviceReset) {
   ZYFA_SKIP_WITHOUT_GPU();
-  EXPECT_EQ(run_child("CallsWorkAfterADeviceReset", {}), 0) << "see the child's output above";
+  EXPECT_EQ(run_child("CallsWorkAfterADeviceReset", {}), "") << "see the child's output above";
 }
 
 // A context the caller created through the driver and made current stays current, and the calls run in it:
 // the library's device switches and module loads once replaced it by the device's primary context.
 TEST(ReliabilityErrors, CallsKeepTheCallersOwnContext) {
   ZYFA_SKIP_WITHOUT_GPU();
-  EXPECT_EQ(run_child("CallsKeepTheCallersOwnContext", {}), 0) << "see the child's output above";
+  EXPECT_EQ(run_child("CallsKeepTheCallersOwnContext", {}), "") << "see the child's output above";
 }
 
 // Two contexts of one device calling with one shape: each gets its own plans (a table of one context faults
@@ -420,7 +456,15 @@ TEST(ReliabilityErrors, CallsKeepTheCallersOwnContext) {
 // freed again.
 TEST(ReliabilityErrors, EachContextGetsItsOwnPlans) {
   ZYFA_SKIP_WITHOUT_GPU();
-  EXPECT_EQ(run_child("EachContextGetsItsOwnPlans", {}), 0) << "see the child's output above";
+  EXPECT_EQ(run_child("EachContextGetsItsOwnPlans", {}), "") << "see the child's output above";
+}
+
+// A prepare readies the plan of a shape and the kernel of its P rounding. The plan's key does not name the P
+// rounding, so a captured call with another one finds the plan, and must be refused rather than load its
+// kernel inside the capture. In a child: a fresh process, where no other test has loaded that kernel.
+TEST(ReliabilityErrors, CaptureOfAnotherPRoundingIsRefused) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  EXPECT_EQ(run_child("CaptureOfAnotherPRoundingIsRefused", {}), "") << "see the child's output above";
 }
 
 // Run only as children of the tests above (run_child).
@@ -608,6 +652,61 @@ TEST(ReliabilityChild, DISABLED_StickyErrorIsReported) {
   q.dst = dst.data();
   q.descale = &descale;
   EXPECT_EQ(zyfa_quantize_fp8_host(&q), ZYFA_STATUS_SUCCESS) << "host entry points need no device";
+}
+
+TEST(ReliabilityChild, DISABLED_CaptureOfAnotherPRoundingIsRefused) {
+  ZYFA_SKIP_WITHOUT_GPU();
+  ZYFA_TRACED_SEED(seed);
+  Stream stream;
+  ZYFA_ASSERT_CUDA(stream.error());
+  AttentionShape shape = attention_shape(ZYFA_DTYPE_FP8_E4M3, 128, 1, 300, 4, 2, Layout::kBSHD, true);
+  shape.p_rounding = ZYFA_P_ROUNDING_EXACT;
+  DeviceProblem problem(shape, seed);
+  ASSERT_EQ(problem.status(), "");
+  const zyfa_attn_desc desc = problem.desc();
+  zyfa_attn_desc lean = desc;
+  lean.p_rounding = ZYFA_P_ROUNDING_LEAN;
+  ASSERT_EQ(zyfa_attn_prepare(&lean, stream), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  ZYFA_ASSERT_CUDA(problem.poison(stream));
+  ZYFA_ASSERT_CUDA(cudaStreamSynchronize(stream));
+
+  auto capture = [&](zyfa_status *status, std::string *message, cudaGraph_t *graph) {
+    ZYFA_ASSERT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    *status = zyfa_attn_fwd(&desc, stream);
+    *message = zyfa_last_error();
+    ZYFA_ASSERT_CUDA(cudaStreamEndCapture(stream, graph));
+  };
+  zyfa_status refused = ZYFA_STATUS_SUCCESS;
+  std::string message;
+  cudaGraph_t graph = nullptr;
+  capture(&refused, &message, &graph);
+  ASSERT_NE(graph, nullptr);
+  size_t nodes = 0;
+  const cudaError_t counted = cudaGraphGetNodes(graph, nullptr, &nodes);
+  ZYFA_EXPECT_CUDA(cudaGraphDestroy(graph));
+  EXPECT_EQ(refused, ZYFA_STATUS_NOT_PREPARED);
+  EXPECT_NE(message.find("p_rounding"), std::string::npos) << "the message should name the field: " << message;
+  ZYFA_ASSERT_CUDA(counted);
+  EXPECT_EQ(nodes, 0u) << "the refused call added to the graph";
+
+  // Prepared with its own P rounding, the same capture runs and computes the right thing.
+  ASSERT_EQ(zyfa_attn_prepare(&desc, stream), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  zyfa_status accepted = ZYFA_STATUS_INTERNAL;
+  graph = nullptr;
+  capture(&accepted, &message, &graph);
+  ASSERT_NE(graph, nullptr);
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  ZYFA_EXPECT_CUDA(cudaGraphDestroy(graph));
+  ASSERT_EQ(accepted, ZYFA_STATUS_SUCCESS) << message;
+  ZYFA_ASSERT_CUDA(instantiated);
+  const cudaError_t launched = cudaGraphLaunch(exec, stream);
+  const cudaError_t synced = cudaStreamSynchronize(stream);
+  ZYFA_EXPECT_CUDA(cudaGraphExecDestroy(exec));
+  ZYFA_ASSERT_CUDA(launched);
+  ZYFA_ASSERT_CUDA(synced);
+  ASSERT_EQ(problem.download(), "");
+  EXPECT_TRUE(matches_fp64(problem.host()));
 }
 
 }  // namespace
