@@ -38,6 +38,10 @@ constexpr double kMaxRelRmsLeanP = 3.6e-2;
 constexpr double kMaxRelRmsExactP = 3.0e-2;
 constexpr double kMaxLseAbsLeanP = 0.126;
 constexpr double kMaxLseAbsExactP = 0.078;
+// The wgmma schedule's LSE limit follows the CPU backend's own error (below) but never past this: the largest
+// measured is 0.105 nats (outlier inputs at 32767 keys, 2026-12-02), so an error that the tensor-core model
+// and the kernel shared could not grow unnoticed.
+constexpr double kMaxLseAbsWgmmaCeiling = 0.15;
 // The wgmma schedule sums S = Q K^T and P V on the FP8 tensor cores, which keep 14 bits of each k-step's
 // sum; the CPU backend follows them (ref::Fp8Sums::kTensorCores, tensor_core_sums.hpp), so the wgmma schedule
 // is held to the same 0.2x distance as every other kernel. The mma.sync schedule widens to f16 and is held
@@ -214,8 +218,11 @@ TEST_P(Fp8AsmAccuracy, MatchesFp64AndCpuBackend) {
     // beside it.
     const double lse_limit = lean_p(sh) ? kMaxLseAbsLeanP : kMaxLseAbsExactP;
     const double cpu_lse_err = compare_to_reference(cpu_lse, exact.lse).max_abs;
-    EXPECT_LE(lse_err.max_abs, c.wgmma ? std::max(lse_limit, (1 + kMaxBackendRatio) * cpu_lse_err) : lse_limit)
-        << lse_err.describe();
+    if (c.wgmma) {
+      EXPECT_LE(cpu_lse_err, kMaxLseAbsWgmmaCeiling) << "the CPU backend's own LSE error";
+    }
+    const double wgmma_limit = std::min(kMaxLseAbsWgmmaCeiling, std::max(lse_limit, (1 + kMaxBackendRatio) * cpu_lse_err));
+    EXPECT_LE(lse_err.max_abs, c.wgmma ? wgmma_limit : lse_limit) << lse_err.describe();
     EXPECT_TRUE(within_backend_ratio(lse_vs_cpu)) << "LSE";
   }
   std::printf("[fp8 asm] %-62s out rel_rms %.3e (cpu %.3e)  gpu-cpu ratio %.3f  lse max_abs %.2e  lse ratio "

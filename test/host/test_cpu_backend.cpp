@@ -111,7 +111,9 @@ TEST(CpuBackendDeterminism, BitwiseIdenticalRuns) {
   for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
     HostAttention h(attention_shape(dtype, 128, 2, 300, 4, 2, Layout::kBSHD));
     h.set_inputs(generate_activations(h.shape().qkv(), ActivationSpec(), seed));
+    h.poison_outputs();
     ref::attention_cpu_backend(h.problem());
+    ASSERT_TRUE(outputs_written(h)) << h.shape().name();
     const std::vector<uint8_t> first(static_cast<const uint8_t *>(h.out.data()),
                                      static_cast<const uint8_t *>(h.out.data()) + h.out.size_bytes());
     const std::vector<float> first_lse = h.lse;
@@ -153,14 +155,19 @@ struct HostRun {
   bool operator==(const HostRun &o) const { return out == o.out && lse == o.lse; }
 };
 
-HostRun run_host(HostAttention &h, zyfa_p_rounding rounding, size_t struct_size = sizeof(zyfa_attn_desc)) {
+// What lies past an older caller's struct_size: nothing (its exact bytes, so that ASan catches a read past
+// them) or the rest of today's struct (so that a read past them takes the fields there, in any build).
+enum class PastTheStruct { kNothing, kTodaysFields };
+
+HostRun run_host(HostAttention &h, zyfa_p_rounding rounding, size_t struct_size = sizeof(zyfa_attn_desc),
+                 PastTheStruct past = PastTheStruct::kNothing) {
   h.poison_outputs();
   zyfa_attn_desc d = h.desc();
   d.p_rounding = rounding;
   d.struct_size = struct_size;
-  // Exactly the caller's bytes, so that a read past an older caller's struct would be out of bounds.
-  std::unique_ptr<unsigned char[]> caller(new unsigned char[struct_size]);
-  std::memcpy(caller.get(), &d, struct_size);
+  const size_t bytes = past == PastTheStruct::kNothing ? struct_size : sizeof d;
+  std::unique_ptr<unsigned char[]> caller(new unsigned char[bytes]);
+  std::memcpy(caller.get(), &d, bytes);
   const zyfa_status s = zyfa_attn_fwd_host(reinterpret_cast<const zyfa_attn_desc *>(caller.get()));
   EXPECT_EQ(s, ZYFA_STATUS_SUCCESS) << zyfa_last_error();
   EXPECT_TRUE(outputs_written(h));
@@ -301,8 +308,11 @@ TEST(CpuBackendPRoundingDefault, FirstDescriptorLayoutReadsAsDefault) {
     HostAttention h(shape);
     h.set_inputs(generate_activations(shape.qkv(), ActivationSpec(), seed));
     const zyfa_p_rounding not_default = d_qk == 128 ? ZYFA_P_ROUNDING_EXACT : ZYFA_P_ROUNDING_LEAN;
-    const HostRun old_caller = run_host(h, not_default, first_layout);  // p_rounding not passed
-    EXPECT_TRUE(old_caller == run_host(h, ZYFA_P_ROUNDING_DEFAULT)) << "d_qk " << d_qk;
+    const HostRun by_default = run_host(h, ZYFA_P_ROUNDING_DEFAULT);
+    for (PastTheStruct past : {PastTheStruct::kNothing, PastTheStruct::kTodaysFields}) {
+      const HostRun old_caller = run_host(h, not_default, first_layout, past);  // p_rounding past struct_size
+      EXPECT_TRUE(old_caller == by_default) << "d_qk " << d_qk << (past == PastTheStruct::kNothing ? "" : ", with today's fields past it");
+    }
   }
 }
 

@@ -199,7 +199,9 @@ TEST_P(RotationMatrix, PreservesDotProducts) {
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < rows; ++j) {
       const double norms = std::sqrt(dot(q, i, q, i) * dot(k, j, k, j));
-      worst = std::max(worst, std::fabs(dot(qr, i, kr, j) - dot(q, i, k, j)) / norms);
+      // !(x <= worst) keeps a NaN, which std::max would drop.
+      const double err = std::fabs(dot(qr, i, kr, j) - dot(q, i, k, j)) / norms;
+      if (!(err <= worst)) worst = err;
       worst_other_seed = std::max(worst_other_seed, std::fabs(dot(qr, i, kr_other_seed, j) - dot(q, i, k, j)) / norms);
     }
   }

@@ -59,6 +59,7 @@ std::string DeviceBuffer::allocate(size_t bytes) {
   bytes_ = 0;
   if (cudaError_t e = cudaMalloc(&ptr_, bytes); e != cudaSuccess) {
     ptr_ = nullptr;
+    cudaGetLastError();  // not sticky: cleared, or every later call in this binary would report it
     return cuda_message("cudaMalloc", e);
   }
   bytes_ = bytes;
