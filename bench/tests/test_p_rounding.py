@@ -28,6 +28,7 @@ def rec(impl="zyfa", dtype="fp8", family="gqa-d128", seqlen=4096, inputs="gaussi
 
 
 def acc(impl, err, p_rounding=None, **kw):
+    kw.setdefault("rows_weighted", True)
     return rec(impl, p_rounding=p_rounding, rel_rms_err=err, max_abs_err=10 * err, lse_max_abs_err=err,
                rows_sum_max_err=0.0, **kw)
 
@@ -79,6 +80,14 @@ def test_accuracy_table_puts_p_rounding_runs_next_to_zyfa():
     assert "| fp8 | gqa-d128 | 4K | gaussian | 2.70e-02 | 2.70e-02 | 2.00e-02 | 1.70e-02 |" in text
     assert "| fp8 | mha-d192 | 4K | gaussian | 1.90e-02 | — | 1.90e-02 | — |" in text
     assert "| bf16 | gqa-d128 | 4K | gaussian | 1.00e-03 | — | — | — |" in text
+
+
+def test_accuracy_table_marks_unweighted_samples():
+    records = [acc("zyfa", 2.7e-2), acc("cudnn", 1.7e-2, rows_weighted=False)]
+    text = report.accuracy_tables(records)
+    assert "| fp8 | gqa-d128 | 4K | gaussian | 2.70e-02 | 1.70e-02 † |" in text
+    assert "† an unweighted sample of rows" in text
+    assert "†" not in report.accuracy_tables(records[:1])
 
 
 def test_kernel_table_has_an_exact_p_row():
