@@ -176,10 +176,10 @@ void check_sampled_reference() {
       for (size_t i = 0; i < rows.size(); ++i) {
         const RowId &r = rows[i];
         for (int64_t d = 0; d < s.d_v; ++d) {
-          const double e = full.out[size_t(((r.b * s.seqlen + r.s) * s.nheads + r.h) * s.d_v + d)];
+          const double e = full.out[out_row_offset(s, r) + size_t(d)];
           worst = std::max(worst, std::fabs(sampled.out[i * size_t(s.d_v) + size_t(d)] - e) / std::max(1.0, std::fabs(e)));
         }
-        worst = std::max(worst, std::fabs(sampled.lse[i] - full.lse[size_t((r.b * s.nheads + r.h) * s.seqlen + r.s)]));
+        worst = std::max(worst, std::fabs(sampled.lse[i] - full.lse[lse_offset(s, r)]));
       }
       for (int64_t h = 0; h < s.nheads; ++h)
         firsts_and_lasts &= rows[size_t(h * 16)].s == 0 && rows[size_t(h * 16 + 15)].s == s.seqlen - 1;
@@ -214,7 +214,7 @@ void check_row_weights() {
   const std::vector<RowId> rows = sample_rows(s, 64, case_seed(s, c.inputs));
   std::vector<double> got_rows, ref_rows;
   for (const RowId &r : rows) {
-    const size_t at = size_t(((r.b * s.seqlen + r.s) * s.nheads + r.h) * s.d_v);
+    const size_t at = out_row_offset(s, r);
     got_rows.insert(got_rows.end(), got.begin() + at, got.begin() + at + s.d_v);
     ref_rows.insert(ref_rows.end(), full.out.begin() + at, full.out.begin() + at + s.d_v);
   }

@@ -71,7 +71,7 @@ std::vector<RowId> sample_rows(const Shape &shape, int64_t per_head, uint64_t se
         const double weight = double(st.size()) / double(st.take);
         for (int64_t k = 0; k < st.take; ++k) rows.push_back({b, h, positions[size_t(k)], weight});
       }
-      if (S > 1) rows.push_back({b, h, S - 1, 1.0});
+      if (S > 1 && per_head > 1) rows.push_back({b, h, S - 1, 1.0});
     }
   }
   return rows;
@@ -126,6 +126,14 @@ SampledReference reference_rows(const Problem &p, std::vector<RowId> rows) {
   return ref;
 }
 
+size_t out_row_offset(const Shape &shape, const RowId &r) {
+  return size_t(((r.b * shape.seqlen + r.s) * shape.nheads + r.h) * shape.d_v);
+}
+
+size_t lse_offset(const Shape &shape, const RowId &r) {
+  return size_t((r.b * shape.nheads + r.h) * shape.seqlen + r.s);
+}
+
 std::vector<double> value_weights(const std::vector<RowId> &rows, int64_t values_per_row) {
   std::vector<double> w;
   w.reserve(rows.size() * size_t(values_per_row));
@@ -138,9 +146,9 @@ void gather_rows(const Shape &shape, const std::vector<RowId> &rows, const std::
   out_rows->clear();
   lse_rows->clear();
   for (const RowId &r : rows) {
-    const size_t at = size_t(((r.b * shape.seqlen + r.s) * shape.nheads + r.h) * shape.d_v);
+    const size_t at = out_row_offset(shape, r);
     for (int64_t d = 0; d < shape.d_v; ++d) out_rows->push_back(out[at + size_t(d)]);
-    if (!lse.empty()) lse_rows->push_back(lse[size_t((r.b * shape.nheads + r.h) * shape.seqlen + r.s)]);
+    if (!lse.empty()) lse_rows->push_back(lse[lse_offset(shape, r)]);
   }
 }
 

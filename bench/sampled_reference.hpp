@@ -23,11 +23,16 @@ struct RowId {
   double weight = 1.0;
 };
 
-// `per_head` distinct positions per (batch, head): always the first and the last row (the shortest and the
-// longest softmax), the rest drawn without replacement from a seeded generator in strata of positions
+// `per_head` distinct positions per (batch, head): always the first and (per_head > 1) the last row (the
+// shortest and the longest softmax), the rest drawn without replacement from a seeded generator in strata of positions
 // [1, 2), [2, 4), [4, 8), ... (sampled_reference.cpp says why), each weighted by its stratum's size over its
 // draws; all rows, of weight 1, when per_head >= seqlen. Ordered by (b, h, s).
 std::vector<RowId> sample_rows(const Shape &shape, int64_t per_head, uint64_t seed);
+
+// Where row `r`'s output starts in a BSHD output (batch, seqlen, nheads, d_v), and its LSE in (batch, nheads,
+// seqlen): elements, not bytes.
+size_t out_row_offset(const Shape &shape, const RowId &r);
+size_t lse_offset(const Shape &shape, const RowId &r);
 
 // One weight per value of rows of `values_per_row` values each (d_v for outputs, 1 for the LSE), in the order
 // gather_rows lays them out: the `weights` of compare_to_reference.
