@@ -190,23 +190,13 @@ class Case {
 
 std::string case_name(const ::testing::TestParamInfo<AttentionShape> &param) { return param.param.name(); }
 
-// Every test here: skipped without a GPU; fresh inputs whose seed each failure names.
-class SeededGpuTest : public ::testing::TestWithParam<AttentionShape> {
- protected:
-  void SetUp() override {
-    ZYFA_SKIP_WITHOUT_GPU();
-    seed_ = fresh_seed();
-  }
-  std::string seed_trace() const { return "ZYFA_TEST_SEED=" + std::to_string(seed_); }
-
-  uint64_t seed_ = 0;
-};
+using SeededShapeTest = SeededGpuTest<AttentionShape>;
 
 // The launcher's tests: the case's inputs and job table made for each.
-class FallbackTest : public SeededGpuTest {
+class FallbackTest : public SeededShapeTest {
  protected:
   void SetUp() override {
-    SeededGpuTest::SetUp();
+    SeededShapeTest::SetUp();
     if (IsSkipped()) return;
     case_ = std::make_unique<Case>(GetParam(), seed_);
   }
@@ -302,7 +292,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FallbackAccuracy, ::testing::ValuesIn(accuracy_
 // CUDA fallback takes FP8 only beyond the asm kernels' int32 limits, which no test can allocate). Each case
 // checks that dispatch: the fast kernel refuses, and for FP8 the mma.sync kernel accepts. The host's
 // batches repeat batch 0's k and v, so the oracle sees what the device reads.
-class FallbackThroughTheApi : public SeededGpuTest {};
+class FallbackThroughTheApi : public SeededShapeTest {};
 
 TEST_P(FallbackThroughTheApi, KvSharedAcrossBatchesMatchesFp64AndCpuBackend) {
   SCOPED_TRACE(seed_trace());

@@ -169,15 +169,7 @@ std::string case_name(const ::testing::TestParamInfo<Fp8Case> &info) {
          (info.param.ternary_qk ? "_ternaryqk" : "") + (info.param.wgmma ? "_wgmma" : "_mmasync");
 }
 
-class Fp8AsmTest : public ::testing::TestWithParam<Fp8Case> {
- protected:
-  void SetUp() override {
-    ZYFA_SKIP_WITHOUT_GPU();
-    seed_ = fresh_seed();
-  }
-  std::string seed_trace() const { return "ZYFA_TEST_SEED=" + std::to_string(seed_); }
-  uint64_t seed_ = 0;
-};
+using Fp8AsmTest = SeededGpuTest<Fp8Case>;
 
 // ---------------------------------------------------------------- accuracy against fp64 and the CPU backend
 

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "support/host_attention.hpp"
+#include "support/seed.hpp"
 #include "zyfa/zyfa.h"
 
 namespace zyfa::test {
@@ -29,6 +31,20 @@ std::string gpu_unavailable_reason();
 // In a GPU test: a CUDA runtime call (its cudaError_t) that must succeed; the failure names the call.
 #define ZYFA_ASSERT_CUDA(call) ASSERT_EQ(::zyfa::test::cuda_message(#call, int(call)), "")
 #define ZYFA_EXPECT_CUDA(call) EXPECT_EQ(::zyfa::test::cuda_message(#call, int(call)), "")
+
+// A parameterized GPU test: skipped without a GPU, and a fresh seed for its inputs that each failure names
+// through seed_trace() (ZYFA_TEST_SEED replays it).
+template <class Param>
+class SeededGpuTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    ZYFA_SKIP_WITHOUT_GPU();
+    seed_ = fresh_seed();
+  }
+  std::string seed_trace() const { return "ZYFA_TEST_SEED=" + std::to_string(seed_); }
+
+  uint64_t seed_ = 0;
+};
 
 class DeviceBuffer {
  public:
