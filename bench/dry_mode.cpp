@@ -205,25 +205,60 @@ void check_row_weights() {
   s.nheads = kWeightCheckHeads;
   s.nheads_k = kWeightCheckHeads / 4;
   for (Inputs inputs : {Inputs::kGaussian, Inputs::kOutlier, Inputs::kStructured}) {
-  const Case c{s, ZYFA_DTYPE_FP8_E4M3, inputs};
-  const auto host = make_host_inputs(c, make_activations(s, c.inputs, activation_spec(c.inputs, Purpose::kAccuracy)));
-  ref::attention_cpu_backend(host->problem());
-  const std::vector<double> got = host->out_values();
-  const auto full = ref::attention_fp64(host->problem());
-  const double whole = test::compare_to_reference(got, full.out).rel_rms;
-  const std::vector<RowId> rows = sample_rows(s, 64, case_seed(s, c.inputs));
-  std::vector<double> got_rows, ref_rows;
-  for (const RowId &r : rows) {
-    const size_t at = out_row_offset(s, r);
-    got_rows.insert(got_rows.end(), got.begin() + at, got.begin() + at + s.d_v);
-    ref_rows.insert(ref_rows.end(), full.out.begin() + at, full.out.begin() + at + s.d_v);
+    const Case c{s, ZYFA_DTYPE_FP8_E4M3, inputs};
+    const auto host = make_host_inputs(c, make_activations(s, c.inputs, activation_spec(c.inputs, Purpose::kAccuracy)));
+    ref::attention_cpu_backend(host->problem());
+    const std::vector<double> got = host->out_values();
+    const auto full = ref::attention_fp64(host->problem());
+    const double whole = test::compare_to_reference(got, full.out).rel_rms;
+    const std::vector<RowId> rows = sample_rows(s, 64, case_seed(s, c.inputs));
+    std::vector<double> got_rows, ref_rows;
+    for (const RowId &r : rows) {
+      const size_t at = out_row_offset(s, r);
+      got_rows.insert(got_rows.end(), got.begin() + at, got.begin() + at + s.d_v);
+      ref_rows.insert(ref_rows.end(), full.out.begin() + at, full.out.begin() + at + s.d_v);
+    }
+    const double weighted = test::compare_to_reference(got_rows, ref_rows, value_weights(rows, s.d_v)).rel_rms;
+    const double plain = test::compare_to_reference(got_rows, ref_rows).rel_rms;
+    char text[160];
+    std::snprintf(text, sizeof text, "whole %.4g, weighted sample %.4g, unweighted sample %.4g", whole, weighted, plain);
+    check(std::fabs(weighted / whole - 1.0) < kWeightedEstimateTolerance, c.name() + ": " + text);
   }
-  const double weighted = test::compare_to_reference(got_rows, ref_rows, value_weights(rows, s.d_v)).rel_rms;
-  const double plain = test::compare_to_reference(got_rows, ref_rows).rel_rms;
-  char text[160];
-  std::snprintf(text, sizeof text, "whole %.4g, weighted sample %.4g, unweighted sample %.4g", whole, weighted, plain);
-  check(std::fabs(weighted / whole - 1.0) < kWeightedEstimateTolerance, c.name() + ": " + text);
+}
+
+// Every head's sampled rows are distinct, min(per_head, seqlen) of them, and their weights sum to seqlen, also
+// where per_head leaves fewer draws than strata (the lowest strata merge) and at odd and tiny lengths.
+void check_row_weight_sums() {
+  std::printf("sampled rows' weights sum to the rows they stand for:\n");
+  Shape s = family_shape("gqa-d128", 1);
+  s.nheads = 2;
+  s.nheads_k = 1;
+  bool ok = true;
+  std::string worst;
+  for (int64_t seqlen : {1, 2, 3, 7, 64, 65, 4096, 16384, 32767}) {
+    for (int64_t per_head : {kMinRowsPerHead, int64_t(4), int64_t(8), int64_t(16), int64_t(64)}) {
+      s.seqlen = seqlen;
+      const std::vector<RowId> rows = sample_rows(s, per_head, case_seed(s, Inputs::kGaussian));
+      for (int64_t h = 0; h < s.nheads; ++h) {
+        double sum = 0.0;
+        int64_t count = 0, previous = -1;
+        bool distinct = true;
+        for (const RowId &r : rows) {
+          if (r.h != h) continue;
+          sum += r.weight;
+          ++count;
+          distinct &= r.s > previous;
+          previous = r.s;
+        }
+        if (!distinct || count != std::min(per_head, seqlen) || std::fabs(sum - double(seqlen)) > 1e-9 * double(seqlen)) {
+          ok = false;
+          worst = "S " + std::to_string(seqlen) + ", " + std::to_string(per_head) + " a head: " + std::to_string(count) +
+                  " rows" + (distinct ? "" : " (repeated)") + ", weights sum to " + std::to_string(sum);
+        }
+      }
+    }
   }
+  check(ok, ok ? "S 1 to 32767, 3 to 64 rows a head" : worst);
 }
 
 void check_json() {
@@ -270,6 +305,7 @@ int run_dry_mode(const Options &o) {
   check_p_rounding();
   check_sampled_reference();
   check_row_weights();
+  check_row_weight_sums();
   print_generator_stats();
   std::printf("dry mode: %d check(s) failed; cuDNN peer %s; GPU %s\n", g_failures,
 #ifdef ZYFA_BENCH_HAVE_CUDNN

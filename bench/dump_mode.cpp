@@ -4,6 +4,7 @@
 //   meta.json   shape, dtype, inputs, input_std, seed, descales, softmax_scale, rows
 //   q.bin k.bin v.bin   bf16 or e4m3 bytes, (batch, seqlen, heads, dim) contiguous
 //   rows.bin    int64 (b, h, s) per sampled row;  ref_out.bin float64 rows x d_v;  ref_lse.bin float64
+//   row_weights.bin   float64 per sampled row: the rows of its head it stands for (RowId::weight)
 #include <sys/stat.h>
 
 #include <cmath>

@@ -132,8 +132,11 @@ Options parse_options(int *argc, char **argv) {
       o.mode != "dry")
     throw std::invalid_argument("--mode: unknown mode '" + o.mode + "'");
   if (o.purpose != "timing" && o.purpose != "accuracy") throw std::invalid_argument("--purpose: timing or accuracy");
-  if (o.repeats < 1 || o.rows_per_head < 1 || o.kernel.max_calls < 1)
-    throw std::invalid_argument("--repeats, --rows-per-head and --max-calls must be >= 1");
+  if (o.repeats < 1 || o.kernel.max_calls < 1) throw std::invalid_argument("--repeats and --max-calls must be >= 1");
+  // The first row, the last row and at least one drawn row standing for those between them.
+  if (o.rows_per_head < kMinRowsPerHead)
+    throw std::invalid_argument("--rows-per-head=" + std::to_string(o.rows_per_head) + ": must be >= " +
+                                std::to_string(kMinRowsPerHead));
   if (o.seqlens.empty()) {
     if (o.mode == "sustained" || o.mode == "isolated") o.seqlens = {16384};
     else if (o.mode == "accuracy") o.seqlens = {4096, 16384};

@@ -11,6 +11,10 @@
 
 namespace zyfa::bench {
 
+// --rows-per-head's least value: the first row, the last row and one drawn row that stands for those between
+// (sample_rows; with fewer, the rows between would have no weight in the estimate).
+constexpr int64_t kMinRowsPerHead = 3;
+
 struct Options {
   std::string mode = "kernel";  // kernel | sustained | isolated | accuracy | dump | dry
   std::vector<std::string> impls;
@@ -26,7 +30,7 @@ struct Options {
   int64_t idle_from = 16384;
   KernelProtocol kernel;
   SustainedProtocol sustained;
-  int64_t rows_per_head = 64;    // accuracy and dump: query rows per head checked against fp64
+  int64_t rows_per_head = 64;    // accuracy and dump: query rows per head checked against fp64 (>= kMinRowsPerHead)
   float input_std = 0.0f;        // > 0: the Gaussian std instead of the purpose's (0.1 timing, 1 accuracy)
   std::string purpose = "timing";  // dump: the Gaussian std of timing (0.1) or accuracy (1)
   std::string json;              // where the records go

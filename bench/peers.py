@@ -70,7 +70,11 @@ def load_case(case_dir, device):
         n = meta["rows"]
         t["rows"] = torch.from_file(os.path.join(case_dir, "rows.bin"), dtype=torch.int64, size=3 * n).view(n, 3)
         # The rows of its (batch, head) each sampled row stands for (sampled_reference.hpp, RowId::weight).
-        t["row_weights"] = torch.from_file(os.path.join(case_dir, "row_weights.bin"), dtype=torch.float64, size=n)
+        weights_file = os.path.join(case_dir, "row_weights.bin")
+        if not os.path.exists(weights_file):  # unweighted errors would not compare with zyfa_bench's
+            raise OSError(f"{weights_file} is missing: the zyfa_bench that dumped it predates the weighted row "
+                          "sample (rebuild it with tools/device/prepare_bench.sh)")
+        t["row_weights"] = torch.from_file(weights_file, dtype=torch.float64, size=n)
         t["ref_out"] = torch.from_file(os.path.join(case_dir, "ref_out.bin"), dtype=torch.float64, size=n * dv).view(n, dv)
         t["ref_lse"] = torch.from_file(os.path.join(case_dir, "ref_lse.bin"), dtype=torch.float64, size=n)
     return meta, t

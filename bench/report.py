@@ -143,6 +143,12 @@ def clock_table(records):
     return "\n".join(out) + "\n"
 
 
+def unweighted(r):
+    """An accuracy record from before 2026-12-07, whose sampled rows were summed unweighted (the first rows,
+    whose outputs are the largest, dominate such a sum): not comparable with the weighted ones."""
+    return r.get("rel_rms_err") is not None and not r.get("rows_weighted")
+
+
 def accuracy_tables(records):
     rs = [r for r in records if r["mode"] == "accuracy"]
     if not rs:
@@ -159,8 +165,6 @@ def accuracy_tables(records):
         groups[key(r)][impl_label(r)] = r
     sort_key = lambda k: (["bf16", "fp8"].index(k[0]) if k[0] in ("bf16", "fp8") else 9,  # noqa: E731
                           case_sort_key(k[1:]))
-    # Records before 2026-12-07 summed their sampled rows unweighted, which the first rows dominate.
-    unweighted = lambda r: r.get("rel_rms_err") is not None and not r.get("rows_weighted")  # noqa: E731
     for k in sorted(groups, key=sort_key):
         g = groups[k]
         out.append(f"| {k[0]} | {k[1]} | {seqlen_label(k[2])} | {k[3]} | " +
@@ -179,8 +183,11 @@ def accuracy_tables(records):
         cells = []
         for i in impls:
             r = g.get(i, {})
+            # The weighted draw holds fewer long rows than the uniform one did, so the maxima of † records
+            # cover other rows.
             cells.append(f"{sci(r.get('max_abs_err'))} / {sci(r.get('lse_max_abs_err'))} / "
-                         f"{sci(r.get('rows_sum_max_err'))}" if r.get("rel_rms_err") is not None else "—")
+                         f"{sci(r.get('rows_sum_max_err'))}" + (" †" if unweighted(r) else "")
+                         if r.get("rel_rms_err") is not None else "—")
         out.append(f"| {k[0]} | {k[1]} | {seqlen_label(k[2])} | {k[3]} | " + " | ".join(cells) + " |")
     notes = sorted({f"{impl_label(r)} {r['dtype']}: {r['error']}" for r in rs if r.get("error")})
     if notes:
@@ -212,9 +219,11 @@ def lean_exact_table(records):
         picked = {p: g.get(p) or (g.get("default") if p == default_rounding else None) for p in ("lean", "exact")}
         if picked["lean"] is None or picked["exact"] is None:
             continue
-        marks = {p: "" if p in g else " *" for p in picked}
-        from_default |= any(marks.values())
         lean, exact = picked["lean"], picked["exact"]
+        if unweighted(lean) != unweighted(exact):  # one weighted, one not: their errors are not on one footing
+            continue
+        marks = {p: ("" if p in g else " *") + (" †" if unweighted(picked[p]) else "") for p in picked}
+        from_default |= any("*" in m for m in marks.values())
         ratio = lean["rel_rms_err"] / exact["rel_rms_err"] if exact["rel_rms_err"] else None
         if ratio is not None:
             ratios.append(ratio)
@@ -402,6 +411,8 @@ def plot_accuracy(records, path_prefix):
     rs = [r for r in records if r["mode"] == "accuracy" and r.get("rel_rms_err") is not None]
     for dtype in order({r["dtype"] for r in rs}, ["bf16", "fp8"]):
         d = [r for r in rs if r["dtype"] == dtype]
+        if any(not unweighted(r) for r in d):  # medians of weighted records only, where there are any
+            d = [r for r in d if not unweighted(r)]
         impls = order({impl_label(r) for r in d}, LABEL_ORDER)
         kinds = order({r["inputs"] for r in d}, INPUT_ORDER)
         fig, ax = plt.subplots(figsize=(max(6.0, 2.2 + 2.2 * len(kinds)), 3.6))

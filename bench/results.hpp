@@ -20,6 +20,7 @@ class Record {
   Record &set(const std::string &key, double value);
   Record &set(const std::string &key, int64_t value);
   Record &set(const std::string &key, int value) { return set(key, int64_t(value)); }
+  Record &set(const std::string &key, bool value) { return raw(key, value ? "true" : "false"); }
   Record &set(const std::string &key, const std::vector<double> &values);
   // [[a, b], ...]: integers written exactly (Unix milliseconds do not fit %.9g).
   Record &set(const std::string &key, const std::vector<std::pair<int64_t, int64_t>> &pairs);

@@ -26,6 +26,11 @@ struct Stratum {
 std::vector<Stratum> strata(int64_t seqlen, int64_t draws) {
   std::vector<Stratum> out;
   for (int64_t lo = 1; lo < seqlen - 1; lo *= 2) out.push_back({lo, std::min(2 * lo, seqlen - 1)});
+  // Fewer draws than strata: the lowest strata merge, so that every stratum has a draw to stand for its rows.
+  while (int64_t(out.size()) > std::max<int64_t>(draws, 1)) {
+    out[1].lo = out[0].lo;
+    out.erase(out.begin());
+  }
   std::vector<Stratum *> open;
   for (Stratum &st : out) open.push_back(&st);
   // Small strata first: each one at or under the even share is taken whole, and the rest share what is left.

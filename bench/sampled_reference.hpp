@@ -26,7 +26,8 @@ struct RowId {
 // `per_head` distinct positions per (batch, head): always the first and (per_head > 1) the last row (the
 // shortest and the longest softmax), the rest drawn without replacement from a seeded generator in strata of positions
 // [1, 2), [2, 4), [4, 8), ... (sampled_reference.cpp says why), each weighted by its stratum's size over its
-// draws; all rows, of weight 1, when per_head >= seqlen. Ordered by (b, h, s).
+// draws (with fewer draws than strata the lowest strata merge); all rows, of weight 1, when per_head >= seqlen.
+// The weights of a head sum to seqlen when per_head >= 3 (kMinRowsPerHead). Ordered by (b, h, s).
 std::vector<RowId> sample_rows(const Shape &shape, int64_t per_head, uint64_t seed);
 
 // Where row `r`'s output starts in a BSHD output (batch, seqlen, nheads, d_v), and its LSE in (batch, nheads,

@@ -13,7 +13,7 @@ struct ErrorStats {
   double rel_rms = 0;    // sqrt(sum (a - e)^2 / sum e^2); infinite if any value is not finite
   double max_abs = 0;    // max |a - e| over the finite values; infinite if any value is not finite
   int64_t count = 0;
-  int64_t nonfinite = 0; // values of `actual` that are NaN or infinite
+  int64_t nonfinite = 0; // values where `actual` or `expected` is NaN or infinite (the reference: a broken oracle)
   std::string describe() const;
 };
 

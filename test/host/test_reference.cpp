@@ -175,5 +175,33 @@ TEST(ReferenceSingleKey, FirstRowIsItsValueAndScore) {
   }
 }
 
+// The error norms every accuracy check reads: a NaN or infinity on either side is counted and makes both
+// norms infinite wherever it stands, and weights scale each value's square in both sums of rel_rms.
+TEST(ErrorNorms, NonFiniteOnEitherSideIsCountedAndNeverHidden) {
+  const double nan = std::nan(""), inf = INFINITY;
+  for (size_t at : {size_t(0), size_t(1), size_t(2)}) {
+    std::vector<double> actual{1.0, 2.0, 3.5}, expected{1.0, 2.5, 3.0};
+    actual[at] = nan;
+    ErrorStats e = compare_to_reference(actual, expected);
+    EXPECT_EQ(e.nonfinite, 1) << "NaN actual at " << at;
+    EXPECT_EQ(e.max_abs, inf) << "NaN actual at " << at;
+    EXPECT_EQ(e.rel_rms, inf) << "NaN actual at " << at;
+    actual[at] = 1.0;
+    expected[at] = nan;
+    e = compare_to_reference(actual, expected);
+    EXPECT_EQ(e.nonfinite, 1) << "NaN expected at " << at;
+    EXPECT_EQ(e.max_abs, inf) << "NaN expected at " << at;
+  }
+}
+
+TEST(ErrorNorms, WeightsScaleBothSums) {
+  const std::vector<double> actual{1.0, 2.0}, expected{2.0, 4.0};  // errors 1 and 2, references 2 and 4
+  EXPECT_NEAR(compare_to_reference(actual, expected).rel_rms, std::sqrt(5.0 / 20.0), 1e-15);
+  EXPECT_NEAR(compare_to_reference(actual, expected, {3.0, 1.0}).rel_rms, std::sqrt(7.0 / 28.0), 1e-15);
+  EXPECT_NEAR(compare_to_reference(actual, {2.0, 3.0}, {3.0, 1.0}).rel_rms, std::sqrt(4.0 / 21.0), 1e-15);
+  EXPECT_EQ(compare_to_reference(actual, expected).max_abs, 2.0);
+  EXPECT_EQ(compare_to_reference(actual, expected, {1.0}).count, -1);  // one weight per value, or none
+}
+
 }  // namespace
 }  // namespace zyfa::test
