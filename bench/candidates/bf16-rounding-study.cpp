@@ -1,7 +1,8 @@
 // Numerics study: which of zyfa's BF16 softmax choices costs accuracy on the bench's inputs.
 // Regenerates the bench's exact tensors and rows (bench/inputs.hpp's make_activations, bench/sampled_reference.hpp's
 // sample_rows, both seeded by case_seed), computes the fp64 oracle, and runs variants of the recurrence on the
-// scores the CPU backend forms (ref::fp32_dot). Relative RMS as src/ref/error_norms.cpp (pooled over all rows).
+// scores the CPU backend forms (ref::fp32_dot). Relative RMS as src/ref/error_norms.cpp (pooled over all rows,
+// each weighted by the rows it stands for).
 //
 // usage: errstudy FAMILY S INPUTS [rows_per_head=64] [max_heads=0(all)]
 //   FAMILY: gqa-d128 | gqa-d192 | mha-d128 | mha-d192 | llama3.1-8b;  INPUTS: structured | gaussian | outlier
@@ -205,9 +206,10 @@ int main(int argc, char **argv) {
       for (int64_t d = 0; d < d_v; ++d) {
         const double e = double(got[(vi * NR + ri) * d_v + size_t(d)]) - ref[ri * d_v + size_t(d)];
         const double rr = ref[ri * d_v + size_t(d)];
-        e2 += e * e; r2 += rr * rr;
-        (hi ? e2hi : e2lo) += e * e;
-        (hi ? r2hi : r2lo) += rr * rr;
+        const double w = rows[ri].weight;  // the rows it stands for (sampled_reference.hpp)
+        e2 += w * e * e; r2 += w * rr * rr;
+        (hi ? e2hi : e2lo) += w * e * e;
+        (hi ? r2hi : r2lo) += w * rr * rr;
       }
       resc += std::fmod(rescales[vi * NR + ri], 1000.0);
       above += rescales[vi * NR + ri] >= 1000.0;
@@ -223,8 +225,8 @@ int main(int argc, char **argv) {
   for (size_t vi = 0; vi < NV; ++vi) {
     double e2 = 0, r2 = 0;
     for (size_t i = 0; i < NR * size_t(d_v); ++i) {
-      const double e = double(got[vi * NR * d_v + i]) - ref[i];
-      e2 += e * e; r2 += ref[i] * ref[i];
+      const double e = double(got[vi * NR * d_v + i]) - ref[i], w = rows[i / size_t(d_v)].weight;
+      e2 += w * e * e; r2 += w * ref[i] * ref[i];
     }
     std::printf(" %s=%.3f", std::string(vars[vi].name).substr(0, 2).c_str(), std::sqrt(e2 / r2) / err_b);
   }
