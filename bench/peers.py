@@ -310,6 +310,13 @@ def run_timing(args, meta, t, impls, case_index):
 
 
 # ---------------------------------------------------------------- accuracy
+def weighted_rel_rms(diff, ref, weights):
+    """zyfa_bench's relative RMS (src/ref/error_norms.cpp): each sampled row's squares weighted by the rows it
+    stands for, in both sums, so that the sample estimates the whole output's. Tensors or arrays; weights
+    (rows, 1) against (rows, d_v)."""
+    return float(((weights * diff ** 2).sum() / (weights * ref ** 2).sum()) ** 0.5)
+
+
 def run_accuracy(args, meta, t, impls):
     rows = t["rows"].to(t["q"].device)
     b_idx, h_idx, s_idx = rows[:, 0], rows[:, 1], rows[:, 2]
@@ -325,7 +332,7 @@ def run_accuracy(args, meta, t, impls):
             torch.cuda.synchronize()
             got = out[b_idx, s_idx, h_idx].double().cpu()
             diff = got - ref_out
-            rec["rel_rms_err"] = float((weights * diff.pow(2)).sum().sqrt() / (weights * ref_out.pow(2)).sum().sqrt())
+            rec["rel_rms_err"] = weighted_rel_rms(diff, ref_out, weights)
             rec["max_abs_err"] = float(diff.abs().max())
             rec["nonfinite_out"] = int((~torch.isfinite(out.float())).sum())
             if lse is not None:
