@@ -264,11 +264,13 @@ struct PlanCache::Impl {
 
   uint64_t entries() const { return lru.size() + pinned.size(); }
 
-  // Moves least recently used plans into *out until the cache fits its capacity or only pinned plans are
-  // left. The caller drops *out after unlocking: the plans no caller holds join the deferred list, and
-  // their tables are freed by release_finished once their launches have finished.
+  // Moves least recently used plans into *out until the unpinned ones fit the capacity. Pinned plans are held
+  // beside it (zyfa.h): counted against it, they would leave no room once as many shapes were captured, and
+  // every new plan, a prepared one included, would be evicted as soon as it was built. The caller drops *out
+  // after unlocking: the plans no caller holds join the deferred list, and their tables are freed by
+  // release_finished once their launches have finished.
   void evict_over_capacity(EntryList *out) {
-    while (entries() > capacity && !lru.empty()) {
+    while (lru.size() > capacity) {
       index.erase(lru.back().key);
       out->splice(out->end(), lru, std::prev(lru.end()));
       ++evictions;

@@ -176,7 +176,7 @@ TEST_P(ReliabilityDeterminism, HundredCallsAreBitwiseIdentical) {
     ++identical;
   }
   ZYFA_EXPECT_CUDA(cudaStreamSynchronize(side));
-  cudaEventDestroy(ready);
+  ZYFA_EXPECT_CUDA(cudaEventDestroy(ready));
   std::printf("[ determinism ] %s: %d calls bitwise identical\n", c.name.c_str(), identical);
 }
 

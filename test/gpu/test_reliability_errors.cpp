@@ -219,7 +219,9 @@ zyfa_status prepare_without_device_memory(std::string *note) {
   d.nheads = d.nheads_k = kOomHeads;
   d.seqlen = kOomSeqlen;
   const zyfa_status s = zyfa_attn_prepare(&d, nullptr);
-  for (void *p : held) cudaFree(p);
+  for (void *p : held) {
+    if (cudaFree(p) != cudaSuccess) *note = "cudaFree of the test's own filler failed";
+  }
   if (cudaPeekAtLastError() != cudaSuccess) *note = "the failed upload left a CUDA error pending";
   return s;
 }
@@ -237,7 +239,7 @@ zyfa_status capture_without_prepare(std::string *note) {
   }
   const zyfa_status s = zyfa_attn_fwd(&d, stream);
   if (cudaStreamEndCapture(stream, &graph) != cudaSuccess) *note = "the capture broke";
-  if (graph) cudaGraphDestroy(graph);
+  if (graph && cudaGraphDestroy(graph) != cudaSuccess) *note = "cudaGraphDestroy failed";
   return s;
 }
 
@@ -427,6 +429,8 @@ TEST(ReliabilityErrors, PendingCudaErrorIsReportedAndLeftInPlace) {
   std::vector<uint8_t> out, lse;
   ASSERT_EQ(p.download_bytes(&out, &lse), "");
   for (uint8_t b : out) ASSERT_EQ(b, 0xff) << "the refused call wrote the output";
+  for (uint8_t b : lse) ASSERT_EQ(b, 0xff) << "the refused call wrote the LSE";
+  ZYFA_ASSERT_CUDA(p.poison(nullptr));  // so that the check below sees what this call writes
   ASSERT_EQ(zyfa_attn_fwd(&d, nullptr), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
   ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
   ASSERT_EQ(p.download(), "");

@@ -309,6 +309,7 @@ TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureInt
   std::vector<cudaError_t> mode_swaps;  // the serving thread's two capture-mode exchanges around each wait
   std::vector<uint64_t> bytes_after;
   std::vector<cudaStreamCaptureStatus> capture_after;  // after each served call: which one broke it, if any
+  std::vector<cudaError_t> capture_queries;            // each cudaStreamIsCapturing's own result
   std::thread server([&] {
     for (const auto &problem : served) {
       const zyfa_attn_desc desc = problem->desc();
@@ -321,7 +322,7 @@ TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureInt
       mode_swaps.push_back(cudaThreadExchangeStreamCaptureMode(&mode));
       bytes_after.push_back(cache_stats().device_bytes);
       cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-      cudaStreamIsCapturing(capture_stream, &status);
+      capture_queries.push_back(cudaStreamIsCapturing(capture_stream, &status));
       capture_after.push_back(status);
     }
   });
@@ -336,6 +337,7 @@ TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureInt
   ASSERT_EQ(statuses.size(), served.size());
   for (size_t i = 0; i < served.size(); ++i) {
     SCOPED_TRACE("served call " + std::to_string(i));
+    ZYFA_EXPECT_CUDA(capture_queries[i]);
     EXPECT_EQ(capture_after[i], cudaStreamCaptureStatusActive) << "this call or its wait invalidated the capture";
     ASSERT_EQ(statuses[i], ZYFA_STATUS_SUCCESS) << messages[i];
     ZYFA_ASSERT_CUDA(syncs[i]);
@@ -347,8 +349,8 @@ TEST(ReliabilityGraphsConcurrent, EvictionsInAnotherThreadLeaveAGlobalCaptureInt
   EXPECT_GE(cache_stats().evictions, evictions_before + served.size() - 1) << "capacity 1 should evict every call";
   // One served table is T bytes (the first call built one and had nothing to free). Freed as their launches
   // finish, the served tables hold at most two at a time; kept, they would hold all of them.
+  ASSERT_GT(bytes_after.front(), bytes_before_serving) << "the first served call built no table";
   const uint64_t table = bytes_after.front() - bytes_before_serving;
-  ASSERT_GT(table, 0u);
   EXPECT_LE(bytes_after.back(), bytes_before_serving + 2 * table)
       << "the serving thread's evicted tables were not freed while the capture was open";
 

@@ -125,6 +125,7 @@ TEST_P(ReliabilityHuge, TensorsPastFourGiBAreCorrectInEveryBatch) {
   const size_t lse_batch = size_t(c.nheads * c.seqlen);  // floats
   ASSERT_GT(q_batch * c.batch, kFourGiB) << "the case must put q past 4 GiB";
   ASSERT_GT(k_batch * c.batch, kFourGiB) << "the case must put k past 4 GiB";
+  ASSERT_GT(out_batch * c.batch, kFourGiB) << "the case must put out past 4 GiB";
   const uint64_t needed = (q_batch + k_batch + v_batch + out_batch + lse_batch * 4) * uint64_t(c.batch);
   size_t free_bytes = 0, total_bytes = 0;
   ZYFA_ASSERT_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));

@@ -54,9 +54,12 @@ DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
 }
 
 std::string DeviceBuffer::allocate(size_t bytes) {
-  if (ptr_) cudaFree(ptr_);
-  ptr_ = nullptr;
-  bytes_ = 0;
+  if (ptr_) {
+    const cudaError_t e = cudaFree(ptr_);
+    ptr_ = nullptr;
+    bytes_ = 0;
+    if (e != cudaSuccess) return cuda_message("cudaFree (the buffer's previous allocation)", e);
+  }
   if (cudaError_t e = cudaMalloc(&ptr_, bytes); e != cudaSuccess) {
     ptr_ = nullptr;
     cudaGetLastError();  // not sticky: cleared, or every later call in this binary would report it
