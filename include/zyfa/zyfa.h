@@ -68,8 +68,10 @@ typedef enum zyfa_status {
                                            * overflow the float scores or the BF16 output */
   ZYFA_STATUS_FP8_FIELD_WITH_BF16 = 13,   /* an FP8-only field (a descale, p_rounding) set with BF16 inputs */
   ZYFA_STATUS_NOT_CAUSAL = 14,            /* causal must be 1: only causal attention is implemented */
-  ZYFA_STATUS_SIZE_OVERFLOW = 15,         /* a count or byte offset overflows 64 bits, or an extent or the job count
-                                             passes 2^31 - 1 (the kernels index them with 32 bits) */
+  ZYFA_STATUS_SIZE_OVERFLOW = 15,         /* a count or byte offset overflows 64 bits, an extent passes 2^31 - 1,
+                                           * or the job count (about batch * nheads * seqlen / 256, by the kernel
+                                           * that the strides select) passes 2^31 - 2^16 (the kernels index
+                                           * them with 32 bits, and a persistent grid steps past the last job) */
   ZYFA_STATUS_BAD_SOFTMAX_SCALE = 16,     /* negative, NaN or infinite, or infinite times log2(e) */
   ZYFA_STATUS_NO_DEVICE = 17,             /* no CUDA device or driver is present */
   ZYFA_STATUS_UNSUPPORTED_DEVICE = 18,    /* the current device is not a Hopper GPU with sm_90 code in this build */
@@ -77,7 +79,8 @@ typedef enum zyfa_status {
                                            * earlier kernel's fault, whoever launched it) */
   ZYFA_STATUS_OUT_OF_MEMORY = 20,
   ZYFA_STATUS_NOT_PREPARED = 21,          /* a call under stream capture needs a plan or a loaded kernel that
-                                           * zyfa_attn_prepare readies first (a new shape or P rounding) */
+                                           * zyfa_attn_prepare readies first (a new shape, P rounding, or strides
+                                           * that select another kernel) */
   ZYFA_STATUS_BAD_ARGUMENT = 22,          /* any other argument out of range (quantize sizes, cache capacity,
                                              p_rounding, a workspace_bytes below zyfa_attn_workspace_size) */
   ZYFA_STATUS_INTERNAL = 23,              /* a bug in zyfa: please report it with zyfa_last_error() */

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -107,18 +108,49 @@ zyfa_status acquire_plan(PlanCache &cache, const PlanKey &key, const KernelChoic
   return cache.acquire(key, grid_shape(kernel, problem, key), /*may_build=*/!capturing, /*pin=*/capturing, plan);
 }
 
+// The runtime kernels (those without a `prepared` hook: CUDA loads them lazily, at their first launch in a
+// context) that a prepare or an uncaptured launch has loaded, per context, kernel, head dim and dtype. The
+// plan alone does not say: the BF16 kernel and the fallback share one plan where neither pairs heads, so a
+// shape run in strides TMA maps has a plan that a capture in strides it cannot map would find.
+class LoadedRuntimeKernels {
+ public:
+  void mark(uint64_t context_id, const KernelChoice &kernel, const Problem &problem) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    loaded_.insert(key(context_id, kernel, problem));
+  }
+  bool contains(uint64_t context_id, const KernelChoice &kernel, const Problem &problem) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return loaded_.count(key(context_id, kernel, problem)) != 0;
+  }
+
+ private:
+  using Key = std::tuple<uint64_t, const KernelChoice *, int64_t, int>;
+  static Key key(uint64_t context_id, const KernelChoice &kernel, const Problem &problem) {
+    return Key{context_id, &kernel, problem.d_qk, int(problem.dtype)};
+  }
+  std::mutex mutex_;
+  std::set<Key> loaded_;
+};
+
+LoadedRuntimeKernels &loaded_runtime_kernels() {
+  static LoadedRuntimeKernels &loaded = *new LoadedRuntimeKernels;  // never destroyed, like the plan cache
+  return loaded;
+}
+
 // A prepare's work for one kernel: its plan and its code loaded.
 zyfa_status prepare_kernel(PlanCache &cache, const PlanKey &key, const KernelChoice &kernel, const Problem &problem,
                            bool capturing) {
   std::shared_ptr<const Plan> plan;
   if (zyfa_status s = acquire_plan(cache, key, kernel, problem, capturing, &plan)) return s;
   if (kernel.prepare == nullptr || capturing) return ZYFA_STATUS_SUCCESS;
-  return cuda::from_cuda_error(kernel.prepare(problem), kernel.name);
+  if (zyfa_status s = cuda::from_cuda_error(kernel.prepare(problem), kernel.name)) return s;
+  if (kernel.prepared == nullptr) loaded_runtime_kernels().mark(key.context_id, kernel, problem);
+  return ZYFA_STATUS_SUCCESS;
 }
 
-// Under capture: `kernel`'s code must be loaded already (a load allocates device memory). A plan for the shape
-// can exist while the code does not: a prepare with another p_rounding made it.
-zyfa_status check_prepared(const KernelChoice &kernel, const Problem &problem) {
+// Under capture, `kernel`'s code must be loaded already (a load allocates device memory), and a plan for the
+// shape does not prove it. An FP8 code object: a prepare with another p_rounding made the plan.
+zyfa_status check_code_object_loaded(const KernelChoice &kernel, const Problem &problem) {
   if (kernel.prepared == nullptr) return ZYFA_STATUS_SUCCESS;
   bool prepared = false;
   if (const int e = kernel.prepared(problem, &prepared)) return cuda::from_cuda_error(e, kernel.name);
@@ -130,6 +162,17 @@ zyfa_status check_prepared(const KernelChoice &kernel, const Problem &problem) {
               problem.split_p ? "split" : problem.lean_p ? "lean" : "exact");
 }
 
+// A runtime kernel: a call of the shape in other strides, which ran another kernel, made the plan.
+zyfa_status check_runtime_kernel_loaded(const KernelChoice &kernel, const Problem &problem, uint64_t context_id) {
+  if (kernel.prepared != nullptr || kernel.prepare == nullptr) return ZYFA_STATUS_SUCCESS;
+  if (loaded_runtime_kernels().contains(context_id, kernel, problem)) return ZYFA_STATUS_SUCCESS;
+  return fail(ZYFA_STATUS_NOT_PREPARED,
+              "the %s kernel that these strides select for this shape has not been loaded in this context (by a "
+              "prepare or an uncaptured call) and the stream is being captured: call zyfa_attn_prepare with this "
+              "descriptor, its strides included, before capturing",
+              kernel.name);
+}
+
 }  // namespace
 
 zyfa_status check_split_p(const Problem &problem) { return check_split_p(problem, choose_kernel(problem)); }
@@ -139,8 +182,7 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   if (zyfa_status s = cuda::current_hopper_device(&device)) return s;
   bool capturing = false;
   if (zyfa_status s = cuda::stream_is_capturing(stream, &capturing)) return s;
-  const KernelChoice &kernel = choose_kernel(problem);
-  if (zyfa_status s = check_split_p(problem, kernel)) return s;
+  const KernelChoice &kernel = choose_kernel(problem);  // split P where it rounds once: refused by the caller
   // Plans are per context: a table allocated in one context cannot be read from another of the same device.
   // Read once per call: the grid shapes below take it from the key.
   unsigned long long context_id = 0;
@@ -149,14 +191,20 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
   const PlanKey key = plan_key_of(problem, device, context_id);
   zyfa_status status = ZYFA_STATUS_SUCCESS;
   if (launch) {
-    if (capturing) status = check_prepared(kernel, problem);
+    // The FP8 code object is checked before the plan lookup, the runtime kernel after it: a shape that was never
+    // prepared is refused for its missing plan, which counts as the cache's miss.
+    if (capturing) status = check_code_object_loaded(kernel, problem);
     std::shared_ptr<const Plan> plan;
     if (status == ZYFA_STATUS_SUCCESS) status = acquire_plan(cache, key, kernel, problem, capturing, &plan);
+    if (status == ZYFA_STATUS_SUCCESS && capturing) status = check_runtime_kernel_loaded(kernel, problem, context_id);
     if (status == ZYFA_STATUS_SUCCESS) {
       const int error = kernel.launch(problem, plan->schedule, stream);  // a cudaError_t value
       // Another thread may evict the plan at any time: its table is freed only after this launch's event.
       // A captured launch records none; its plan is pinned.
-      if (error == 0 && !capturing) cache.record_launch(*plan, stream);
+      if (error == 0 && !capturing) {
+        cache.record_launch(*plan, stream);
+        if (kernel.prepared == nullptr) loaded_runtime_kernels().mark(context_id, kernel, problem);
+      }
       status = cuda::from_cuda_error(error, kernel.name);
     }
   } else {

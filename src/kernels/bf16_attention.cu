@@ -118,6 +118,8 @@ int bf16_attention_max_active_clusters(const Problem &problem, int heads_per_job
 
 int prepare_bf16_attention(const Problem &problem) {
   if (!bf16_attention_supports(problem)) return cudaErrorInvalidValue;
+  // The driver's tensor-map encoder is looked up once; here rather than in a first launch under capture.
+  if (hopper::tensor_map_encoder() == nullptr) return cudaErrorNotSupported;
   const bool d128 = problem.d_qk == 128;
   // One head per job is the plan's answer wherever clusters do not fit, so both variants may run.
   if (bf16_attention_heads_per_job(problem) == 2) {

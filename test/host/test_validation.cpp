@@ -302,6 +302,34 @@ TEST(Validation, PrepareAcceptsNullPointers) {
   EXPECT_TRUE(zyfa::test::prepare_passes_validation(d));  // shape-only validation
 }
 
+// Split P runs on the TMA/wgmma kernels only: where the strides leave a problem to a kernel that rounds P once
+// (here k and v of batch stride 0), both GPU entry points refuse it as an argument error before they look for a
+// device, and write nothing; the CPU backend, which splits P in any strides, runs it.
+TEST(Validation, SplitPWhereOnlyKernelsThatRoundOnceRunIsRefusedBeforeADevice) {
+  Buffers b;
+  zyfa_attn_desc d = b.desc();
+  d.dtype = ZYFA_DTYPE_FP8_E4M3;
+  d.q_descale.kind = d.k_descale.kind = d.v_descale.kind = ZYFA_DESCALE_HOST;
+  d.q_descale.value = d.k_descale.value = d.v_descale.value = 1.0f;
+  d.p_rounding = ZYFA_P_ROUNDING_SPLIT;
+  d.layout = ZYFA_LAYOUT_STRIDED;
+  d.batch = 2;
+  d.q_strides = {0, kH * kD, kD};  // both batches read batch 0's rows (inputs may repeat; outputs may not)
+  d.k_strides = d.v_strides = {0, kHk * kD, kD};
+  d.out_strides = {kS * kH * kD, kH * kD, kD};
+  std::vector<uint16_t> out(size_t(2 * kS * kH * kD), zyfa::test::kUntouchedBf16);
+  std::vector<float> lse(size_t(2 * kH * kS), -1.0f);
+  d.out = out.data();
+  d.lse = lse.data();
+  const std::string expected = "desc->p_rounding = ZYFA_P_ROUNDING_SPLIT (3): split P needs the TMA/wgmma kernels";
+  EXPECT_EQ(zyfa_attn_fwd(&d, nullptr), ZYFA_STATUS_BAD_ARGUMENT) << zyfa_last_error();
+  EXPECT_NE(std::string(zyfa_last_error()).find(expected), std::string::npos) << zyfa_last_error();
+  EXPECT_TRUE(zyfa::test::all_equal(out, zyfa::test::kUntouchedBf16) && zyfa::test::all_equal(lse, -1.0f));
+  EXPECT_EQ(zyfa_attn_prepare(&d, nullptr), ZYFA_STATUS_BAD_ARGUMENT) << zyfa_last_error();
+  EXPECT_NE(std::string(zyfa_last_error()).find(expected), std::string::npos) << zyfa_last_error();
+  EXPECT_EQ(zyfa_attn_fwd_host(&d), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+}
+
 TEST(Validation, PrepareAcceptsNullDeviceDescales) {
   zyfa_attn_desc d = ZYFA_ATTN_DESC_INIT;
   d.batch = d.nheads = d.nheads_k = 1;
