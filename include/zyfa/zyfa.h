@@ -10,7 +10,10 @@
  * first released one up to its own, and treats fields past a caller's struct_size as
  * their defaults; a larger struct_size (a newer header than the library) is refused
  * with ZYFA_STATUS_BAD_STRUCT_SIZE, since fields it cannot read would be ignored
- * silently. Status values are explicit and never renumbered.
+ * silently. Status values are explicit and never renumbered. Before 1.0 the shared
+ * library's soname names the minor version (libzyfa.so.0.2): a program linked against
+ * one minor release loads only that one, and the older layouts matter to callers that
+ * load the library by path (the Python binding does, through ctypes).
  *
  * Threading: every function may be called from any thread. zyfa_last_error() is
  * per thread.
@@ -53,7 +56,9 @@ typedef enum zyfa_status {
   ZYFA_STATUS_BAD_SHAPE = 6,              /* batch, seqlen, nheads or nheads_k below 1 */
   ZYFA_STATUS_BAD_HEAD_RATIO = 7,         /* nheads is not a multiple of nheads_k */
   ZYFA_STATUS_BAD_STRIDE = 8,             /* a stride is negative, zero where it must not be, or not 16-byte
-                                           * granular; output strides whose rows overlap */
+                                           * granular; output strides that are not nested: ordered by size, each
+                                           * must step past all that the smaller ones span (which excludes every
+                                           * overlap, and a few interleavings that would not overlap) */
   ZYFA_STATUS_MISALIGNED = 9,             /* q, k, v or out not on 16 bytes, lse on 4, a used workspace on 256;
                                            * quantize: src or dst not on 16 bytes, descale on 4 */
   ZYFA_STATUS_NULL_TENSOR = 10,           /* q, k, v or out is NULL, or a used workspace (workspace_bytes > 0 where
@@ -76,7 +81,9 @@ typedef enum zyfa_status {
   ZYFA_STATUS_NO_DEVICE = 17,             /* no CUDA device or driver is present */
   ZYFA_STATUS_UNSUPPORTED_DEVICE = 18,    /* the current device is not a Hopper GPU with sm_90 code in this build */
   ZYFA_STATUS_CUDA_ERROR = 19,            /* the CUDA runtime reported an error, also the context's sticky one (an
-                                           * earlier kernel's fault, whoever launched it) */
+                                           * earlier kernel's fault, whoever launched it) and one still pending on
+                                           * this thread from the caller's own earlier runtime calls, which zyfa
+                                           * leaves in place (cudaGetLastError clears it) */
   ZYFA_STATUS_OUT_OF_MEMORY = 20,
   ZYFA_STATUS_NOT_PREPARED = 21,          /* a call under stream capture needs a plan or a loaded kernel that
                                            * zyfa_attn_prepare readies first (a new shape, P rounding, or strides
@@ -204,8 +211,10 @@ typedef struct zyfa_attn_desc {
    * workspace smaller than the problem uses is an error, not a slower call. zyfa_attn_prepare picks the kernel
    * from workspace_bytes: the pointer may be NULL there (one given is checked as zyfa_attn_fwd checks it).
    * Calls that may run at the same time need workspaces of their own. */
-  void *workspace;              /* 256-byte aligned; must not overlap any tensor (checked, and read, only where
-                                   the problem uses a workspace: elsewhere both fields are ignored) */
+  void *workspace;              /* 256-byte aligned; must not overlap any tensor (checked only where the problem's
+                                   GPU kernel uses a workspace, elsewhere both fields are ignored; read only by
+                                   that kernel: zyfa_attn_fwd_host checks them as zyfa_attn_fwd does, so that one
+                                   descriptor gets one answer, and its CPU backend never reads the workspace) */
   size_t workspace_bytes;
   /* New fields go here, and only here, 8 bytes at a time (a 4-byte field with a named reserved one), so that
    * every layout has a size of its own: the library tells them apart by struct_size. */
