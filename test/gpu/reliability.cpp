@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 
 #include "ref/reference.hpp"
@@ -33,6 +34,31 @@ std::string DeviceProblem::download_bytes(std::vector<uint8_t> *out, std::vector
 std::string DeviceProblem::refill(uint64_t seed) {
   host_.set_inputs(generate_activations(shape().qkv(), ActivationSpec{}, seed));
   return upload_inputs();
+}
+
+std::string DeviceProblem::share_batch0_kv() {
+  for (HostTensor *t : {&host_.k, &host_.v}) {
+    const size_t batch_bytes = t->size_bytes() / size_t(t->batch());
+    for (int64_t b = 1; b < t->batch(); ++b)
+      std::memcpy(static_cast<uint8_t *>(t->data()) + size_t(b) * batch_bytes, t->data(), batch_bytes);
+  }
+  const AttentionShape &sh = host_.shape();
+  if (sh.per_head_descale) {
+    for (std::vector<float> *descales : {&host_.k_descale, &host_.v_descale})
+      for (size_t i = size_t(sh.nheads_k); i < descales->size(); ++i) (*descales)[i] = (*descales)[i % size_t(sh.nheads_k)];
+  }
+  return upload_inputs();
+}
+
+zyfa_attn_desc DeviceProblem::broadcast_kv_desc() const {
+  const AttentionShape &sh = host_.shape();
+  zyfa_attn_desc d = desc();
+  d.layout = ZYFA_LAYOUT_STRIDED;
+  d.q_strides = d.out_strides = zyfa_strides{sh.seqlen * sh.nheads * sh.d_qk, sh.nheads * sh.d_qk, sh.d_qk};
+  d.k_strides = zyfa_strides{0, sh.nheads_k * sh.d_qk, sh.d_qk};
+  d.v_strides = zyfa_strides{0, sh.nheads_k * sh.d_v, sh.d_v};
+  d.out_strides = zyfa_strides{sh.seqlen * sh.nheads * sh.d_v, sh.nheads * sh.d_v, sh.d_v};
+  return d;
 }
 
 std::string DeviceProblem::upload_inputs() {

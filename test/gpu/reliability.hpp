@@ -52,6 +52,12 @@ class DeviceProblem {
   // New Gaussian inputs from `seed` into the same host and device buffers (synchronous), as an
   // application would refill them between graph replays.
   std::string refill(uint64_t seed);
+  // Gives every batch batch 0's k and v (and their descales), on the host and the device (synchronous), so
+  // that broadcast_kv_desc() computes the attention of these buffers, which fp64 can check.
+  std::string share_batch0_kv();
+  // desc() in explicit strides over the same BSHD buffers (no gaps) with k and v of batch stride 0, which
+  // TMA cannot map: a call falls past the TMA kernels of the shape (share_batch0_kv() first).
+  zyfa_attn_desc broadcast_kv_desc() const;
 
  private:
   HostAttention host_;

@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -146,19 +145,7 @@ TEST(ReliabilityGraphsFallback, PrepareReadiesTheKernelOtherStridesFallTo) {
     ZYFA_ASSERT_CUDA(stream.error());
     DeviceProblem problem(shape, seed);
     ASSERT_EQ(problem.status(), "");
-    // Every batch takes batch 0's k and v (and their descales), so that the broadcast call below computes
-    // the attention of these buffers, which fp64 can check.
-    HostAttention &h = problem.host();
-    for (HostTensor *t : {&h.k, &h.v}) {
-      const size_t batch_bytes = t->size_bytes() / size_t(t->batch());
-      for (int64_t b = 1; b < t->batch(); ++b)
-        std::memcpy(static_cast<uint8_t *>(t->data()) + size_t(b) * batch_bytes, t->data(), batch_bytes);
-    }
-    if (shape.per_head_descale) {
-      for (std::vector<float> *descales : {&h.k_descale, &h.v_descale})
-        for (size_t i = size_t(shape.nheads_k); i < descales->size(); ++i) (*descales)[i] = (*descales)[i % size_t(shape.nheads_k)];
-    }
-    ASSERT_EQ(problem.upload_inputs(), "");
+    ASSERT_EQ(problem.share_batch0_kv(), "");
     zyfa_attn_desc mappable = problem.desc();
     DeviceBuffer workspace;
     if (shape.dtype == ZYFA_DTYPE_FP8_E4M3) {
@@ -169,11 +156,9 @@ TEST(ReliabilityGraphsFallback, PrepareReadiesTheKernelOtherStridesFallTo) {
       mappable.workspace = workspace.get();
       mappable.workspace_bytes = bytes;
     }
-    // The same BSHD buffers (no gaps: every output element is written), spelled out as strides in elements.
-    zyfa_attn_desc broadcast = mappable;
-    broadcast.layout = ZYFA_LAYOUT_STRIDED;
-    broadcast.q_strides = broadcast.out_strides = zyfa_strides{shape.seqlen * shape.nheads * 128, shape.nheads * 128, 128};
-    broadcast.k_strides = broadcast.v_strides = zyfa_strides{0, shape.nheads_k * 128, 128};
+    zyfa_attn_desc broadcast = problem.broadcast_kv_desc();
+    broadcast.workspace = mappable.workspace;
+    broadcast.workspace_bytes = mappable.workspace_bytes;
     ASSERT_EQ(zyfa_attn_prepare(&mappable, stream), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
 
     Graph graph;
