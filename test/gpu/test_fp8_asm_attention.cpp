@@ -351,6 +351,11 @@ TEST(Fp8AsmSplitRefusal, StrideTmaCannotMapIsBadArgumentAndWritesNothing) {
     sh.p_rounding = ZYFA_P_ROUNDING_SPLIT;
     HostAttention h(sh);
     h.set_inputs(generate_activations(sh.qkv(), ActivationSpec{}, seed));
+    // Batch 1 takes batch 0's k and v, so that the broadcast call computes these buffers' attention (fp64 below).
+    for (HostTensor *t : {&h.k, &h.v}) {
+      const size_t batch_bytes = t->size_bytes() / size_t(t->batch());
+      std::memcpy(static_cast<uint8_t *>(t->data()) + batch_bytes, t->data(), batch_bytes);
+    }
     h.poison_outputs();
     DeviceAttention dev(h);
     ASSERT_EQ(dev.status(), "");
@@ -377,6 +382,10 @@ TEST(Fp8AsmSplitRefusal, StrideTmaCannotMapIsBadArgumentAndWritesNothing) {
     ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
     ASSERT_EQ(dev.download_outputs(), "");
     EXPECT_TRUE(h.check_outputs().ok()) << h.check_outputs().describe();
+    const ref::ReferenceResult exact = ref::attention_fp64(h.problem());
+    EXPECT_TRUE(within_rel_rms(compare_to_reference(h.out_values(), exact.out), kMaxRelRmsExactP));
+    const ErrorStats lse_err = compare_to_reference(h.lse_values(), exact.lse);
+    EXPECT_LE(lse_err.max_abs, kMaxLseAbsExactP) << lse_err.describe();
   }
 }
 
