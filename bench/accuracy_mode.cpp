@@ -79,8 +79,9 @@ int run_accuracy_mode(const Options &o) {
         // A NaN or infinity makes the errors infinite, which JSON writes as null: say why, so that the
         // record reads as a failure, not as "not measured".
         if (out_err.nonfinite > 0 || lse_err.nonfinite > 0) {
-          r.set("error", "non-finite output: " + std::to_string(out_err.nonfinite) + " out, " +
-                             std::to_string(lse_err.nonfinite) + " LSE values among the sampled rows");
+          r.set("error", "non-finite output or reference: " + std::to_string(out_err.nonfinite) + " out, " +
+                             std::to_string(lse_err.nonfinite) + " LSE values among the sampled rows (nonfinite_out and "
+                             "nonfinite_lse count the output's alone)");
         }
       } catch (const std::exception &e) {
         r.set_null("rel_rms_err").set("error", e.what());

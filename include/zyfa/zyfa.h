@@ -310,9 +310,10 @@ typedef struct zyfa_plan_cache_stats {
 ZYFA_API zyfa_status zyfa_plan_cache_get_stats(zyfa_plan_cache_stats *stats);
 /* Bounds the cache's unpinned plans (least recently used go first); capacity >= 1. Default 64. A plan that a
  * call under CUDA-graph capture used is pinned: a graph may launch it at any time, so it is never evicted, and
- * it is held beside the capacity (counted in entries, which may so pass it) until zyfa_plan_cache_clear. The first call of a new shape builds its plan
- * (an allocation, an upload and a stream synchronization) while other threads' calls of other shapes go on;
- * calls of the same shape wait for that build. Prepare the shapes a service expects at start-up. */
+ * it is held beside the capacity (counted in entries, which may so pass it) until zyfa_plan_cache_clear. The
+ * first call of a new shape builds its plan (an allocation, an upload and a stream synchronization) while other
+ * threads' calls of other shapes go on; calls of the same shape wait for that build. Prepare the shapes a
+ * service expects at start-up. */
 ZYFA_API zyfa_status zyfa_plan_cache_set_capacity(uint64_t capacity);
 /* Frees every plan and its device memory, also those that captured CUDA graphs hold: destroy such graphs
  * first. Plans and loaded kernels belong to the context current at the call that built them, and each

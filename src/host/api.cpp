@@ -36,7 +36,7 @@ ZYFA_API const char *zyfa_status_string(zyfa_status status) {
     case ZYFA_STATUS_UNSUPPORTED_DEVICE: return "ZYFA_STATUS_UNSUPPORTED_DEVICE: the device is not a Hopper GPU";
     case ZYFA_STATUS_CUDA_ERROR: return "ZYFA_STATUS_CUDA_ERROR: the CUDA runtime reported an error";
     case ZYFA_STATUS_OUT_OF_MEMORY: return "ZYFA_STATUS_OUT_OF_MEMORY: a memory allocation failed";
-    case ZYFA_STATUS_NOT_PREPARED: return "ZYFA_STATUS_NOT_PREPARED: call zyfa_attn_prepare before capturing a new shape or P rounding";
+    case ZYFA_STATUS_NOT_PREPARED: return "ZYFA_STATUS_NOT_PREPARED: call zyfa_attn_prepare before capturing a new shape, P rounding or strides";
     case ZYFA_STATUS_BAD_ARGUMENT: return "ZYFA_STATUS_BAD_ARGUMENT: an argument is out of range";
     case ZYFA_STATUS_INTERNAL: return "ZYFA_STATUS_INTERNAL: internal error in zyfa";
   }

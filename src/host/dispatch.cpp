@@ -36,7 +36,7 @@ struct KernelChoice {
   int (*query_tile_rows)(const Problem &) = nullptr;
   // Whether `prepare`'s work is done in the current context, without doing it (a cudaError_t value): a
   // captured call checks it, since the plan's key does not name everything that picks the code (p_rounding).
-  // nullptr: the plan says enough.
+  // nullptr: a runtime kernel, which LoadedRuntimeKernels follows instead.
   int (*prepared)(const Problem &, bool *) = nullptr;
 };
 
@@ -109,24 +109,25 @@ zyfa_status acquire_plan(PlanCache &cache, const PlanKey &key, const KernelChoic
 }
 
 // The runtime kernels (those without a `prepared` hook: CUDA loads them lazily, at their first launch in a
-// context) that a prepare or an uncaptured launch has loaded, per context, kernel, head dim and dtype. The
-// plan alone does not say: the BF16 kernel and the fallback share one plan where neither pairs heads, so a
-// shape run in strides TMA maps has a plan that a capture in strides it cannot map would find.
+// context) that a prepare or an uncaptured launch has loaded, per context, kernel, head dim, dtype and heads per
+// job (the BF16 kernel's paired and unpaired variants are two kernels). The plan alone does not say: the BF16
+// kernel and the fallback share one plan where neither pairs heads, so a shape run in strides TMA maps has a
+// plan that a capture in strides it cannot map would find.
 class LoadedRuntimeKernels {
  public:
-  void mark(uint64_t context_id, const KernelChoice &kernel, const Problem &problem) {
+  void mark(uint64_t context_id, const KernelChoice &kernel, const Problem &problem, int heads_per_job) {
     std::lock_guard<std::mutex> lock(mutex_);
-    loaded_.insert(key(context_id, kernel, problem));
+    loaded_.insert(key(context_id, kernel, problem, heads_per_job));
   }
-  bool contains(uint64_t context_id, const KernelChoice &kernel, const Problem &problem) {
+  bool contains(uint64_t context_id, const KernelChoice &kernel, const Problem &problem, int heads_per_job) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return loaded_.count(key(context_id, kernel, problem)) != 0;
+    return loaded_.count(key(context_id, kernel, problem, heads_per_job)) != 0;
   }
 
  private:
-  using Key = std::tuple<uint64_t, const KernelChoice *, int64_t, int>;
-  static Key key(uint64_t context_id, const KernelChoice &kernel, const Problem &problem) {
-    return Key{context_id, &kernel, problem.d_qk, int(problem.dtype)};
+  using Key = std::tuple<uint64_t, const KernelChoice *, int64_t, int, int>;
+  static Key key(uint64_t context_id, const KernelChoice &kernel, const Problem &problem, int heads_per_job) {
+    return Key{context_id, &kernel, problem.d_qk, int(problem.dtype), heads_per_job};
   }
   std::mutex mutex_;
   std::set<Key> loaded_;
@@ -144,7 +145,11 @@ zyfa_status prepare_kernel(PlanCache &cache, const PlanKey &key, const KernelCho
   if (zyfa_status s = acquire_plan(cache, key, kernel, problem, capturing, &plan)) return s;
   if (kernel.prepare == nullptr || capturing) return ZYFA_STATUS_SUCCESS;
   if (zyfa_status s = cuda::from_cuda_error(kernel.prepare(problem), kernel.name)) return s;
-  if (kernel.prepared == nullptr) loaded_runtime_kernels().mark(key.context_id, kernel, problem);
+  if (kernel.prepared == nullptr) {
+    // A prepare loads the variant of one head per job too, which the plan takes where clusters do not fit.
+    loaded_runtime_kernels().mark(key.context_id, kernel, problem, plan->schedule.heads_per_job);
+    loaded_runtime_kernels().mark(key.context_id, kernel, problem, 1);
+  }
   return ZYFA_STATUS_SUCCESS;
 }
 
@@ -162,10 +167,13 @@ zyfa_status check_code_object_loaded(const KernelChoice &kernel, const Problem &
               problem.split_p ? "split" : problem.lean_p ? "lean" : "exact");
 }
 
-// A runtime kernel: a call of the shape in other strides, which ran another kernel, made the plan.
-zyfa_status check_runtime_kernel_loaded(const KernelChoice &kernel, const Problem &problem, uint64_t context_id) {
+// A runtime kernel: a call of the shape in other strides, which ran another kernel, made the plan. (The lookup
+// before this check pinned the plan; a capture after the prepare this asks for would pin it anyway.)
+zyfa_status check_runtime_kernel_loaded(const KernelChoice &kernel, const Problem &problem, uint64_t context_id,
+                                        const Plan &plan) {
   if (kernel.prepared != nullptr || kernel.prepare == nullptr) return ZYFA_STATUS_SUCCESS;
-  if (loaded_runtime_kernels().contains(context_id, kernel, problem)) return ZYFA_STATUS_SUCCESS;
+  if (loaded_runtime_kernels().contains(context_id, kernel, problem, plan.schedule.heads_per_job))
+    return ZYFA_STATUS_SUCCESS;
   return fail(ZYFA_STATUS_NOT_PREPARED,
               "the %s kernel that these strides select for this shape has not been loaded in this context (by a "
               "prepare or an uncaptured call) and the stream is being captured: call zyfa_attn_prepare with this "
@@ -196,14 +204,16 @@ zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
     if (capturing) status = check_code_object_loaded(kernel, problem);
     std::shared_ptr<const Plan> plan;
     if (status == ZYFA_STATUS_SUCCESS) status = acquire_plan(cache, key, kernel, problem, capturing, &plan);
-    if (status == ZYFA_STATUS_SUCCESS && capturing) status = check_runtime_kernel_loaded(kernel, problem, context_id);
+    if (status == ZYFA_STATUS_SUCCESS && capturing)
+      status = check_runtime_kernel_loaded(kernel, problem, context_id, *plan);
     if (status == ZYFA_STATUS_SUCCESS) {
       const int error = kernel.launch(problem, plan->schedule, stream);  // a cudaError_t value
       // Another thread may evict the plan at any time: its table is freed only after this launch's event.
       // A captured launch records none; its plan is pinned.
       if (error == 0 && !capturing) {
         cache.record_launch(*plan, stream);
-        if (kernel.prepared == nullptr) loaded_runtime_kernels().mark(context_id, kernel, problem);
+        if (kernel.prepared == nullptr)
+          loaded_runtime_kernels().mark(context_id, kernel, problem, plan->schedule.heads_per_job);
       }
       status = cuda::from_cuda_error(error, kernel.name);
     }

@@ -151,7 +151,7 @@ class PlanCache {
 
   // device_bytes counts every table not yet released: cached, held by a caller after eviction, deferred.
   zyfa_status stats(zyfa_plan_cache_stats *out) const;
-  // capacity >= 1 plans, pinned ones included; when only pinned plans are left, the cache holds more.
+  // capacity >= 1 unpinned plans; pinned ones are held beside it (entries may pass the capacity).
   zyfa_status set_capacity(uint64_t capacity);
   // Drops every plan, pinned ones too, and frees every table no caller holds, deferred ones included,
   // without waiting for their launches (zyfa.h: not while a call may still run); the counters of hits,

@@ -98,8 +98,8 @@ struct Model {
   std::map<Key, int> built_sms;  // the SM count each cached plan's grid was sized with
 
   bool cached(const Key &k) const { return pinned.count(k) || std::find(lru.begin(), lru.end(), k) != lru.end(); }
-  void evict() {
-    while (lru.size() + pinned.size() > capacity && !lru.empty()) {
+  void evict() {  // the capacity bounds the unpinned plans; pinned ones are held beside it
+    while (lru.size() > capacity) {
       lru.pop_back();
       ++evictions;
     }

@@ -53,8 +53,10 @@ std::string DeviceProblem::share_batch0_kv() {
 zyfa_attn_desc DeviceProblem::broadcast_kv_desc() const {
   const AttentionShape &sh = host_.shape();
   zyfa_attn_desc d = desc();
+  // BSHD buffers without gaps, which these strides spell out; other layouts get a descriptor that fails.
+  if (sh.layout != Layout::kBSHD) d.seqlen = 0;
   d.layout = ZYFA_LAYOUT_STRIDED;
-  d.q_strides = d.out_strides = zyfa_strides{sh.seqlen * sh.nheads * sh.d_qk, sh.nheads * sh.d_qk, sh.d_qk};
+  d.q_strides = zyfa_strides{sh.seqlen * sh.nheads * sh.d_qk, sh.nheads * sh.d_qk, sh.d_qk};
   d.k_strides = zyfa_strides{0, sh.nheads_k * sh.d_qk, sh.d_qk};
   d.v_strides = zyfa_strides{0, sh.nheads_k * sh.d_v, sh.d_v};
   d.out_strides = zyfa_strides{sh.seqlen * sh.nheads * sh.d_v, sh.nheads * sh.d_v, sh.d_v};

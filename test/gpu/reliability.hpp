@@ -56,7 +56,8 @@ class DeviceProblem {
   // that broadcast_kv_desc() computes the attention of these buffers, which fp64 can check.
   std::string share_batch0_kv();
   // desc() in explicit strides over the same BSHD buffers (no gaps) with k and v of batch stride 0, which
-  // TMA cannot map: a call falls past the TMA kernels of the shape (share_batch0_kv() first).
+  // TMA cannot map: a call falls past the TMA kernels of the shape (share_batch0_kv() first). For a BSHD
+  // problem only: any other gets seqlen 0, which every call refuses.
   zyfa_attn_desc broadcast_kv_desc() const;
 
  private:

@@ -182,7 +182,8 @@ TEST(ReliabilityConcurrency, ThreadsAndStreamsGiveSingleThreadedBits) {
     }
   }
 
-  // Start from an empty cache: plans pinned by earlier tests' captures would count against the capacity.
+  // Start from an empty cache: plans pinned by earlier tests' captures are held beside the capacity and would
+  // count in the entries this test bounds.
   // Nothing runs now and no graph of theirs is launched again, so dropping them is safe.
   ZYFA_ASSERT_CUDA(cudaDeviceSynchronize());
   ASSERT_EQ(zyfa_plan_cache_clear(), ZYFA_STATUS_SUCCESS);
