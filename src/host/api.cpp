@@ -51,7 +51,6 @@ ZYFA_API zyfa_status zyfa_attn_fwd(const zyfa_attn_desc *desc, void *stream) {
   return guarded("zyfa_attn_fwd", [&] {
     zyfa::Problem problem;
     if (zyfa_status s = zyfa::validate_attention(desc, zyfa::PointerCheck::kRequired, &problem)) return s;
-    if (zyfa_status s = zyfa::check_split_p(problem)) return s;  // an argument error, found before any device
     return zyfa::run_attention(problem, stream, /*launch=*/true);
   });
 }
@@ -60,7 +59,6 @@ ZYFA_API zyfa_status zyfa_attn_prepare(const zyfa_attn_desc *desc, void *stream)
   return guarded("zyfa_attn_prepare", [&] {
     zyfa::Problem problem;
     if (zyfa_status s = zyfa::validate_attention(desc, zyfa::PointerCheck::kOptional, &problem)) return s;
-    if (zyfa_status s = zyfa::check_split_p(problem)) return s;
     return zyfa::run_attention(problem, stream, /*launch=*/false);
   });
 }

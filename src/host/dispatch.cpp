@@ -186,11 +186,13 @@ zyfa_status check_runtime_kernel_loaded(const KernelChoice &kernel, const Proble
 zyfa_status check_split_p(const Problem &problem) { return check_split_p(problem, choose_kernel(problem)); }
 
 zyfa_status run_attention(const Problem &problem, void *stream, bool launch) {
+  // The kernel and split P's refusal need no GPU: an argument error is reported before any device is looked for.
+  const KernelChoice &kernel = choose_kernel(problem);
+  if (zyfa_status s = check_split_p(problem, kernel)) return s;
   int device = 0;
   if (zyfa_status s = cuda::current_hopper_device(&device)) return s;
   bool capturing = false;
   if (zyfa_status s = cuda::stream_is_capturing(stream, &capturing)) return s;
-  const KernelChoice &kernel = choose_kernel(problem);  // split P where it rounds once: refused by the caller
   // Plans are per context: a table allocated in one context cannot be read from another of the same device.
   // Read once per call: the grid shapes below take it from the key.
   unsigned long long context_id = 0;

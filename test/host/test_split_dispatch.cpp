@@ -1,7 +1,7 @@
 // The dispatcher's refusal of split P (ZYFA_P_ROUNDING_SPLIT) where only a kernel that rounds P once
-// would take the problem, decided without a GPU (check_split_p, which zyfa_attn_fwd and zyfa_attn_prepare call
-// before they look for a device): the status,
-// and a message naming p_rounding and the field that keeps the TMA/wgmma kernels away, with its value.
+// would take the problem, decided without a GPU (check_split_p, which run_attention calls before it looks for
+// a device): the status, and a message naming p_rounding and the field that keeps the TMA/wgmma kernels away,
+// with its value.
 // test/gpu/test_fp8_asm_attention.cpp checks the same through zyfa_attn_fwd, with poisoned outputs.
 #include <gtest/gtest.h>
 
