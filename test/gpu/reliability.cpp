@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <random>
 
 #include "ref/reference.hpp"
@@ -37,16 +36,7 @@ std::string DeviceProblem::refill(uint64_t seed) {
 }
 
 std::string DeviceProblem::share_batch0_kv() {
-  for (HostTensor *t : {&host_.k, &host_.v}) {
-    const size_t batch_bytes = t->size_bytes() / size_t(t->batch());
-    for (int64_t b = 1; b < t->batch(); ++b)
-      std::memcpy(static_cast<uint8_t *>(t->data()) + size_t(b) * batch_bytes, t->data(), batch_bytes);
-  }
-  const AttentionShape &sh = host_.shape();
-  if (sh.per_head_descale) {
-    for (std::vector<float> *descales : {&host_.k_descale, &host_.v_descale})
-      for (size_t i = size_t(sh.nheads_k); i < descales->size(); ++i) (*descales)[i] = (*descales)[i % size_t(sh.nheads_k)];
-  }
+  host_.share_batch0_kv();
   return upload_inputs();
 }
 

@@ -298,13 +298,8 @@ TEST_P(FallbackThroughTheApi, KvSharedAcrossBatchesMatchesFp64AndCpuBackend) {
   SCOPED_TRACE(seed_trace());
   const AttentionShape &sh = GetParam();
   HostAttention h(sh);
-  Activations a = generate_activations(sh.qkv(), ActivationSpec{}, seed_);
-  for (std::vector<float> *x : {&a.k, &a.v}) {
-    const size_t per_batch = x->size() / size_t(sh.batch);
-    for (int64_t b = 1; b < sh.batch; ++b)
-      std::copy(x->begin(), x->begin() + std::ptrdiff_t(per_batch), x->begin() + std::ptrdiff_t(b * per_batch));
-  }
-  h.set_inputs(a);
+  h.set_inputs(generate_activations(sh.qkv(), ActivationSpec{}, seed_));
+  h.share_batch0_kv();
   const Expected e = expected_results(h);
   DeviceAttention dev(h);
   ASSERT_EQ(dev.status(), "");

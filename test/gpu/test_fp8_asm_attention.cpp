@@ -351,11 +351,7 @@ TEST(Fp8AsmSplitRefusal, StrideTmaCannotMapIsBadArgumentAndWritesNothing) {
     sh.p_rounding = ZYFA_P_ROUNDING_SPLIT;
     HostAttention h(sh);
     h.set_inputs(generate_activations(sh.qkv(), ActivationSpec{}, seed));
-    // Batch 1 takes batch 0's k and v, so that the broadcast call computes these buffers' attention (fp64 below).
-    for (HostTensor *t : {&h.k, &h.v}) {
-      const size_t batch_bytes = t->size_bytes() / size_t(t->batch());
-      std::memcpy(static_cast<uint8_t *>(t->data()) + batch_bytes, t->data(), batch_bytes);
-    }
+    h.share_batch0_kv();  // what the broadcast call reads, so that fp64 below can check it
     h.poison_outputs();
     DeviceAttention dev(h);
     ASSERT_EQ(dev.status(), "");

@@ -148,6 +148,18 @@ void HostAttention::set_inputs(const Activations &a) {
   quantize(a.v, shape_.nheads_k, v, v_descale);
 }
 
+void HostAttention::share_batch0_kv() {
+  for (HostTensor *t : {&k, &v}) {
+    const size_t batch_bytes = t->size_bytes() / size_t(t->batch());  // one batch_stride a batch, gaps included
+    for (int64_t b = 1; b < t->batch(); ++b)
+      std::memcpy(static_cast<uint8_t *>(t->data()) + size_t(b) * batch_bytes, t->data(), batch_bytes);
+  }
+  if (shape_.per_head_descale) {
+    for (std::vector<float> *descales : {&k_descale, &v_descale})
+      for (size_t i = size_t(shape_.nheads_k); i < descales->size(); ++i) (*descales)[i] = (*descales)[i % size_t(shape_.nheads_k)];
+  }
+}
+
 void HostAttention::poison_outputs() {
   for (int64_t i = 0; i < out.storage_elements(); ++i) out.set_bf16(i, kPoisonBf16);
   const float poison = numerics::bits_float(kPoisonF32);

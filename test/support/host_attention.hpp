@@ -100,6 +100,9 @@ class HostAttention {
   // Quantizes BSHD activations of this shape into q, k and v: BF16 with round to nearest even, FP8 with
   // the descale rule of zyfa_quantize_fp8 over each tensor (or each (batch, kv head) slice).
   void set_inputs(const Activations &a);
+  // Gives every batch batch 0's stored k and v (and their per-head descales), so that a call reading k and v with
+  // batch stride 0 computes the attention of these buffers, which the references can check.
+  void share_batch0_kv();
   // Fills outputs (gaps included) with the poison patterns.
   void poison_outputs();
   OutputCheck check_outputs() const;
