@@ -16,17 +16,16 @@
 
 namespace zyfa::test::reliability {
 
-// Against fp64, through whichever kernel the dispatcher picks. BF16: issue 2's acceptance bound. FP8: the
-// CPU backend's limit for the shape's P rounding (support/error_limits.hpp) widened by the 0.2x a kernel may
-// differ from it, and for the LSE the ceiling of the wgmma kernels' own tests (0.105 nats measured at
-// worst); the kernels' own tests hold them to the CPU backend more sharply. Here the point is that a
-// reliability condition (a graph replay, a thread, a huge offset) does not break a result that is otherwise
-// right.
+// Against fp64, through whichever kernel the dispatcher picks, on Gaussian inputs. BF16: issue 2's
+// acceptance bound. FP8: the CPU backend's limits for the shape's P rounding, output and LSE
+// (support/error_limits.hpp), widened by the 0.2x a kernel may differ from it; the kernels' own tests hold
+// them to the CPU backend more sharply (on Gaussian inputs the GPU's LSE errors measured at most 3.1e-2 nats,
+// 2026-12-07, under the tightest of these, exact P's 0.078). Here the point is that a reliability
+// condition (a graph replay, a thread, a huge offset) does not break a result that is otherwise right.
 constexpr double kMaxRelRmsBf16 = 3e-3;
 constexpr double kFp8MarginOverCpuBackend = 1.2;
 // LSE, absolute in natural-log units.
 constexpr double kMaxLseAbsBf16 = 4e-3;
-constexpr double kMaxLseAbsFp8 = 0.15;
 
 // fresh_seed (support/seed.hpp) and ZYFA_ASSERT_CUDA (support/gpu.hpp) come from the test support library.
 

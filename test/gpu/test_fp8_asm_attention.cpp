@@ -49,6 +49,11 @@ constexpr double kMaxLseAbsWgmmaCeiling = 0.15;
 // are also held to an absolute bound: a wrong residual code or fold costs exact P's error, 1.5-2.2e-2
 // (test_cpu_backend.cpp), 2.5x this bound or more.
 constexpr double kMaxRelRmsSplitP = 6e-3;
+// Split P's LSE: the CPU backend's split limit (5e-3, error_limits.hpp) widened by the 0.2x, or, where S's
+// tensor-core cut dominates the LSE (structured inputs at d_qk = 192 and 4097 keys: 4.24e-2 on the GPU at
+// an LSE backend ratio of 0.000, 2026-12-07), the CPU backend's own error and the 0.2x beside it. An LSE
+// summed from P_hi alone is off by about 2e-2 on Gaussian inputs, where split P measures 1.5-3.7e-3.
+constexpr double kMaxLseAbsSplitP = 6e-3;
 // Mixed into the case's seed for the ternary q and k, so they do not repeat the Gaussian stream.
 constexpr uint64_t kTernarySeedSalt = 0x7465726eull;
 constexpr int kRepeats = 20;
@@ -208,7 +213,7 @@ TEST_P(Fp8AsmAccuracy, MatchesFp64AndCpuBackend) {
     // H200, where the GPU and the CPU backend summing as the tensor cores do agree at an LSE backend ratio of
     // 0.000, 2026-12-02), so the wgmma schedule may also reach that CPU backend's own LSE error and the 0.2x
     // beside it.
-    const double lse_limit = lean_p(sh) ? kMaxLseAbsLeanP : kMaxLseAbsExactP;
+    const double lse_limit = split ? kMaxLseAbsSplitP : lean_p(sh) ? kMaxLseAbsLeanP : kMaxLseAbsExactP;
     const double cpu_lse_err = compare_to_reference(cpu_lse, exact.lse).max_abs;
     if (c.wgmma) {
       EXPECT_LE(cpu_lse_err, kMaxLseAbsWgmmaCeiling) << "the CPU backend's own LSE error";
