@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cuda_handles.hpp"
 #include "support/support.hpp"
 #include "zyfa/zyfa.h"
 
@@ -27,7 +28,8 @@ constexpr double kFp8MarginOverCpuBackend = 1.2;
 // LSE, absolute in natural-log units.
 constexpr double kMaxLseAbsBf16 = 4e-3;
 
-// fresh_seed (support/seed.hpp) and ZYFA_ASSERT_CUDA (support/gpu.hpp) come from the test support library.
+// fresh_seed (support/seed.hpp), ZYFA_ASSERT_CUDA (support/gpu.hpp), Stream and Graph
+// (support/cuda_handles.hpp) come from the test support library.
 
 // One attention problem: Gaussian inputs from `seed` on the host, device copies with poisoned outputs.
 class DeviceProblem {
@@ -62,25 +64,6 @@ class DeviceProblem {
  private:
   HostAttention host_;
   std::unique_ptr<DeviceAttention> device_;
-};
-
-// A non-blocking stream, destroyed with its owner.
-class Stream {
- public:
-  Stream() { error_ = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); }
-  ~Stream() {
-    if (error_ == cudaSuccess) {
-      ZYFA_EXPECT_CUDA(cudaStreamDestroy(stream_));
-    }
-  }
-  Stream(const Stream &) = delete;
-  Stream &operator=(const Stream &) = delete;
-  cudaError_t error() const { return error_; }
-  operator cudaStream_t() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-  cudaError_t error_;
 };
 
 // The plan cache's statistics (a failed query is a test failure).

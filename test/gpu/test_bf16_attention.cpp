@@ -24,6 +24,7 @@
 #include "kernels/numerics.h"
 #include "ref/cpu_backend.hpp"
 #include "ref/reference.hpp"
+#include "support/cuda_handles.hpp"
 #include "support/support.hpp"
 
 namespace zyfa::test {
@@ -248,24 +249,20 @@ TEST_P(Bf16Determinism, BitwiseEqualAcrossCallsGridsAndGraphReplay) {
     EXPECT_TRUE(first.matches(h)) << "one head per CTA against two per cluster";
   }
   // Capture one launch into a graph, poison, replay.
-  cudaStream_t stream = nullptr;
-  ZYFA_ASSERT_CUDA(cudaStreamCreate(&stream));
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
+  Stream stream(cudaStreamDefault);  // ordered after the legacy stream's poison
+  ZYFA_ASSERT_CUDA(stream.error());
+  Graph graph;
   ZYFA_ASSERT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   const int launched = kernels::launch_bf16_attention(c.problem(), c.schedule(), stream);
-  ZYFA_ASSERT_CUDA(cudaStreamEndCapture(stream, &graph));
+  ZYFA_ASSERT_CUDA(cudaStreamEndCapture(stream, &graph.graph));
   ZYFA_ASSERT_CUDA(launched);
-  ZYFA_ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  ZYFA_ASSERT_CUDA(cudaGraphInstantiate(&graph.exec, graph.graph, 0));
   ASSERT_EQ(c.poison_device_outputs(), "");
-  ZYFA_ASSERT_CUDA(cudaGraphLaunch(exec, stream));
+  ZYFA_ASSERT_CUDA(cudaGraphLaunch(graph.exec, stream));
   ZYFA_ASSERT_CUDA(cudaStreamSynchronize(stream));
   ASSERT_EQ(c.download(), "");
   const bool graph_same = first.matches(h);
   EXPECT_TRUE(graph_same) << "graph replay";
-  ZYFA_EXPECT_CUDA(cudaGraphExecDestroy(exec));
-  ZYFA_EXPECT_CUDA(cudaGraphDestroy(graph));
-  ZYFA_EXPECT_CUDA(cudaStreamDestroy(stream));
   std::printf("[bf16] %-36s seed %llu  %d calls after the first, %d differing bitwise;%s graph replay %s\n",
               sh.name().c_str(), (unsigned long long)seed, kRepeats, differing,
               pairs ? " one head per CTA identical;" : "", graph_same ? "identical" : "DIFFERS");

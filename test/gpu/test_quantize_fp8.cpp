@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/numerics.h"
+#include "support/cuda_handles.hpp"
 #include "support/gpu.hpp"
 #include "support/quantize_case.hpp"
 #include "zyfa/zyfa.h"
@@ -22,9 +23,11 @@ namespace {
 
 using zyfa::test::DeviceBuffer;
 using zyfa::test::fresh_seed;
+using zyfa::test::Graph;
 using zyfa::test::kCodePoison;
 using zyfa::test::kDescalePoison;
 using zyfa::test::QuantizeCase;
+using zyfa::test::Stream;
 
 namespace num = zyfa::numerics;
 
@@ -63,28 +66,21 @@ void run_on_gpu(QuantizeCase &c, Launch how, GpuResult *result, uint8_t poison =
   d.dst = dst.get();
   d.descale = static_cast<float *>(descale.get());
 
-  cudaStream_t stream = nullptr;
-  ZYFA_ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { ZYFA_EXPECT_CUDA(cudaStreamDestroy(s)); }
-  } stream_guard{stream};
+  Stream stream;
+  ZYFA_ASSERT_CUDA(stream.error());
   if (how == Launch::kStream) {
     ASSERT_EQ(zyfa_quantize_fp8(&d, stream), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
   } else {
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
+    Graph graph;
     ZYFA_ASSERT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
     const zyfa_status s = zyfa_quantize_fp8(&d, stream);
-    ZYFA_ASSERT_CUDA(cudaStreamEndCapture(stream, &graph));
+    ZYFA_ASSERT_CUDA(cudaStreamEndCapture(stream, &graph.graph));
     ASSERT_EQ(s, ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-    ZYFA_ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    ZYFA_ASSERT_CUDA(cudaGraphInstantiate(&graph.exec, graph.graph, 0));
     // Twice: the memset in the graph resets the amax, so a replay gives the same answer.
-    ZYFA_ASSERT_CUDA(cudaGraphLaunch(exec, stream));
-    ZYFA_ASSERT_CUDA(cudaGraphLaunch(exec, stream));
+    ZYFA_ASSERT_CUDA(cudaGraphLaunch(graph.exec, stream));
+    ZYFA_ASSERT_CUDA(cudaGraphLaunch(graph.exec, stream));
     ZYFA_ASSERT_CUDA(cudaStreamSynchronize(stream));
-    ZYFA_ASSERT_CUDA(cudaGraphExecDestroy(exec));
-    ZYFA_ASSERT_CUDA(cudaGraphDestroy(graph));
   }
   ZYFA_ASSERT_CUDA(cudaStreamSynchronize(stream));
   ZYFA_ASSERT_CUDA(cudaGetLastError());

@@ -50,20 +50,6 @@ std::vector<GraphCase> graph_cases() {
   };
 }
 
-class Graph {
- public:
-  ~Graph() {
-    if (exec) {
-      ZYFA_EXPECT_CUDA(cudaGraphExecDestroy(exec));
-    }
-    if (graph) {
-      ZYFA_EXPECT_CUDA(cudaGraphDestroy(graph));
-    }
-  }
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-};
-
 class ReliabilityGraphs : public ::testing::TestWithParam<GraphCase> {};
 
 TEST_P(ReliabilityGraphs, PreparedCaptureReplaysNewInputsCorrectly) {
