@@ -19,7 +19,8 @@ type HostDescales struct {
 
 // ForwardHostBF16 runs BF16 attention on the CPU. q, k, v and out hold BF16 bit patterns in the shape's
 // layout; lse (may be nil) receives the (batch, nheads, seqlen) natural-log log-sum-exp. Buffers must be
-// 16-byte aligned (else ErrMisaligned); Go's allocator aligns slices of 16 bytes or more.
+// 16-byte aligned (else ErrMisaligned); Go's allocator aligns slices of 32 bytes or more (its 24-byte size
+// class and its tiny allocations are only 8-byte aligned).
 func (a *Attention) ForwardHostBF16(q, k, v, out []uint16, lse []float32) error {
 	if err := a.checkHostLengths(len(q), len(k), len(v), len(out), lse); err != nil {
 		return err

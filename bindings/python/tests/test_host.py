@@ -116,6 +116,22 @@ def test_fp8_descale_forms_agree_and_per_head_values_are_read(rng):
     want_out, want_lse = attention_fp64(fp8_values(q8, q_scale), fp8_values(k8, per_head[1]),
                                         fp8_values(v8, per_head[2]))
     check_against(out, lse, want_out, want_lse, FP8_OUT_TOLERANCE, FP8_LSE_TOLERANCE)
+    # The same values in views whose byte strides are not whole float32 elements (a field of a packed
+    # structured array), are negative (a reversed view) or column-major: the same output, bit for bit.
+    def packed_field(x):
+        rec = np.zeros(x.shape, dtype=np.dtype([("value", "<f4"), ("tag", "u2")]))  # 6-byte records
+        rec["value"] = x
+        return rec["value"]
+
+    def reversed_view(x):
+        return np.ascontiguousarray(x[::-1, ::-1])[::-1, ::-1]
+
+    for make in (packed_field, reversed_view, np.asfortranarray):
+        views = [make(x) for x in per_head]
+        assert all(np.array_equal(v, x) for v, x in zip(views, per_head))
+        again = zyfa.flash_attn_func(q8, k8, v8, causal=True, q_descale=views[0], k_descale=views[1],
+                                     v_descale=views[2])
+        np.testing.assert_array_equal(again, out, err_msg=make.__name__)
 
 
 def test_fp8_quantize_round_trips_within_one_e4m3_step(rng):
@@ -150,15 +166,25 @@ def test_fp8_quantize_copies_rows_it_cannot_read_in_place(rng):
         np.testing.assert_array_equal(descale, want_descale, err_msg=name)
 
 
-def test_hadamard_rotation_preserves_scores(rng):
+@pytest.mark.parametrize("seed", [7, 2**64 - 1])  # rotation_seed is a uint64_t: its top bit too
+def test_hadamard_rotation_preserves_scores(rng, seed):
     q, k = random_bf16(rng, (64, 128)), random_bf16(rng, (64, 128))
-    (q8, qs), (k8, ks) = (zyfa.fp8_quantize(x, rotation="hadamard", seed=7) for x in (q, k))
+    (q8, qs), (k8, ks) = (zyfa.fp8_quantize(x, rotation="hadamard", seed=seed) for x in (q, k))
     rotated = (e4m3_to_float32(q8) * qs[0]).astype(np.float64) @ (e4m3_to_float32(k8) * ks[0]).astype(np.float64).T
     exact = bf16_values(q) @ bf16_values(k).T
     # The rotation is orthogonal, so q k^T survives up to FP8 rounding (about 2^-4 relative per element).
     assert np.linalg.norm(rotated - exact) / np.linalg.norm(exact) < 0.1
     plain8, plain_s = zyfa.fp8_quantize(q)
     assert not np.array_equal(plain8, q8), "the rotation changed nothing"
+    other8, _ = zyfa.fp8_quantize(q, rotation="hadamard", seed=seed ^ 2**63)
+    assert not np.array_equal(other8, q8), "the seed's top bit changed nothing"
+
+
+def test_quantize_seed_outside_uint64_is_refused(rng):
+    q = random_bf16(rng, (4, 128))
+    for seed in (-1, 2**64):
+        with pytest.raises(ValueError, match="seed"):
+            zyfa.fp8_quantize(q, rotation="hadamard", seed=seed)
 
 
 def test_ml_dtypes_arrays_when_installed(rng):

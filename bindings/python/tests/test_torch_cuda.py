@@ -84,6 +84,42 @@ def test_fp8_matches_sdpa_fp64_with_every_descale_form(gen, d_qk):
     assert torch.equal(as_floats, out) and torch.equal(expanded, out)
 
 
+def test_fp8_distinct_descales_per_batch_and_kv_head(gen):
+    """Device descales of shape (batch, nheads_k) with distinct values, row-major and as a transposed view
+    (strides (1, batch)): each (batch, kv head) is decoded with its own, so a swapped stride fails."""
+    batch, nheads, nheads_k = 2, 8, 2
+    q = randn(gen, batch, SEQLEN, nheads, 128)
+    k = randn(gen, batch, SEQLEN, nheads_k, 128)
+    v = randn(gen, batch, SEQLEN, nheads_k, 128, scale=0.5)
+    (q8, qs), (k8, ks), (v8, vs) = zyfa.fp8_quantize(q), zyfa.fp8_quantize(k), zyfa.fp8_quantize(v)
+    # q's and k's factors multiply into the scores' scale, so they stay within 4x (see the host test).
+    factors = [torch.tensor(f, dtype=torch.float32, device="cuda")
+               for f in ([[1, 2], [0.5, 1.5]], [[1, 2], [0.5, 1.5]], [[1, 2], [4, 0.5]])]
+    per_head = [s * f for s, f in zip((qs, ks, vs), factors)]
+    out, lse = zyfa.flash_attn_func(q8, k8, v8, causal=True, q_descale=per_head[0], k_descale=per_head[1],
+                                    v_descale=per_head[2], return_lse=True)
+    group = nheads // nheads_k
+    q_scale = per_head[0].repeat_interleave(group, dim=1)  # q's heads read their kv head's descale
+    dequantized = [x8.double() * s.double()[:, None, :, None]
+                   for x8, s in ((q8, q_scale), (k8, per_head[1]), (v8, per_head[2]))]
+    check_against(out, lse, *sdpa_fp64(*dequantized), FP8_OUT_TOLERANCE, FP8_LSE_TOLERANCE)
+    transposed = [x.t().contiguous().t() for x in per_head]
+    assert transposed[0].stride() == (1, batch)
+    again = zyfa.flash_attn_func(q8, k8, v8, causal=True, q_descale=transposed[0], k_descale=transposed[1],
+                                 v_descale=transposed[2])
+    assert torch.equal(again, out)
+
+
+@pytest.mark.parametrize("seed", [7, 2**64 - 1])  # rotation_seed is a uint64_t, its top bit included
+def test_fp8_quantize_rotation_seed_matches_the_host(gen, seed):
+    x = randn(gen, 64, 128)
+    codes, descale = zyfa.fp8_quantize(x, rotation="hadamard", seed=seed)
+    bits = x.view(torch.int16).cpu().numpy().view("uint16")
+    want_codes, want_descale = zyfa.fp8_quantize(bits, rotation="hadamard", seed=seed)
+    assert (codes.view(torch.uint8).cpu().numpy() == want_codes).all()
+    assert descale.item() == want_descale[0]
+
+
 def test_fp8_long_sequence_with_workspace_matches_sdpa_fp64_eager_and_replayed(gen):
     """From group * seqlen = 4K the op gives each FP8 call a workspace (zyfa_attn_workspace_size) from
     PyTorch's allocator, and the library writes V^T into it before the kernel: eager and graph-replayed

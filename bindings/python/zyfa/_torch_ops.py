@@ -114,7 +114,7 @@ def quantize_fp8(x: Tensor, hadamard: bool, seed: int) -> Tuple[Tensor, Tensor]:
         row_stride = dim
     codes, descale = _quantize_outputs(x)
     desc = _desc.quantize_desc(rows.data_ptr(), codes.data_ptr(), descale.data_ptr(), rows.shape[0], dim,
-                               row_stride, "hadamard" if hadamard else None, seed)
+                               row_stride, "hadamard" if hadamard else None, seed % 2 ** 64)  # int64 -> uint64
     with torch.cuda.device(x.device):
         stream = torch.cuda.current_stream(x.device).cuda_stream
         _lib.check(_lib.lib().zyfa_quantize_fp8(_desc.byref(desc), ctypes.c_void_p(stream)))

@@ -136,14 +136,16 @@ def fp8_quantize(x, *, rotation=None, seed=0):
     a one-element float32 tensor on the GPU, for NumPy a one-element float32 array."""
     if rotation not in (None, "hadamard"):
         raise ValueError(f"fp8_quantize: rotation={rotation!r}: must be None or 'hadamard'")
-    if not 0 <= int(seed) < 2 ** 63:
-        raise ValueError(f"fp8_quantize: seed={seed}: must be in [0, 2^63)")
+    seed = int(seed)
+    if not 0 <= seed < 2 ** 64:
+        raise ValueError(f"fp8_quantize: seed={seed}: must be in [0, 2^64), as rotation_seed is a uint64_t")
     if _backend("fp8_quantize", x) == "numpy":
-        return host.quantize(x, rotation, int(seed))
+        return host.quantize(x, rotation, seed)
     if not x.is_cuda:
         raise ValueError(f"fp8_quantize: x is on {x.device}; pass a CUDA tensor or a NumPy array")
     if x.dtype != torch.bfloat16:
         if not x.dtype.is_floating_point:
             raise TypeError(f"fp8_quantize: dtype {x.dtype}: expected a floating-point tensor")
         x = x.to(torch.bfloat16)
-    return _torch_ops.quantize_fp8(x, rotation == "hadamard", int(seed))
+    # The custom op's int is an int64: the seed crosses it as the same 64 bits, signed.
+    return _torch_ops.quantize_fp8(x, rotation == "hadamard", seed - 2 ** 64 if seed >= 2 ** 63 else seed)

@@ -54,6 +54,10 @@ def _descale(name, which, x, d, keep):
     a = np.asarray(x)
     if a.dtype != np.float32:
         a = a.astype(np.float32)
+    # The library reads descales in whole, aligned, non-negative element strides; a field of a structured
+    # array or a reversed view is copied rather than read at strides rounded to elements.
+    if not a.flags.aligned or any(s < 0 or s % a.itemsize for s in a.strides):
+        a = np.ascontiguousarray(a)
     batch_stride, head_stride = _args.descale_strides(name, which, a.shape, _element_strides(a), d)
     keep.append(a)
     return _desc.Descale(0.0, a.ctypes.data, batch_stride, head_stride)

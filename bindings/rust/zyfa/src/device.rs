@@ -79,7 +79,7 @@ unsafe impl Sync for DeviceWorkspace {}
 
 impl Attention {
     /// The workspace bytes a GPU call of this shape and precision can use: 0 where none makes it faster
-    /// (BF16, FP8 where (nheads / nheads_k) * seqlen is below 8K, split P, exact P at d = 128, q/k/v strides
+    /// (BF16, FP8 where (nheads / nheads_k) * seqlen is below 4096, split P, exact P at d = 128, q/k/v strides
     /// that TMA cannot map). Touches no device.
     pub fn workspace_size(&self, precision: DevicePrecision) -> Result<usize> {
         let desc = self.precision_descriptor(precision);
