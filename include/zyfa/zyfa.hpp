@@ -133,6 +133,7 @@ class Attention {
     return zyfa_attn_prepare(&d_, stream);
   }
   [[nodiscard]] zyfa_status try_forward(void *stream = nullptr) const noexcept { return zyfa_attn_fwd(&d_, stream); }
+  [[nodiscard]] zyfa_status try_forward_host() const noexcept { return zyfa_attn_fwd_host(&d_); }
   // workspace_size() for a hot path that sizes its scratch per call: *bytes is left alone on a failure.
   [[nodiscard]] zyfa_status try_workspace_size(size_t *bytes) const noexcept {
     return zyfa_attn_workspace_size(&d_, bytes);
@@ -172,6 +173,7 @@ class Quantize {
   void run(void *stream = nullptr) const { check(zyfa_quantize_fp8(&d_, stream)); }
   void run_host() const { check(zyfa_quantize_fp8_host(&d_)); }
   [[nodiscard]] zyfa_status try_run(void *stream = nullptr) const noexcept { return zyfa_quantize_fp8(&d_, stream); }
+  [[nodiscard]] zyfa_status try_run_host() const noexcept { return zyfa_quantize_fp8_host(&d_); }
 
  private:
   zyfa_quantize_desc d_;

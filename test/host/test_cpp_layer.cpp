@@ -68,6 +68,8 @@ TEST(CppLayer, ErrorsThrowWithStatusAndMessage) {
     EXPECT_NE(std::string(e.what()).find("seqlen = 0"), std::string::npos) << e.what();
   }
   EXPECT_EQ(attn.try_forward(), ZYFA_STATUS_BAD_SHAPE);
+  EXPECT_EQ(attn.try_forward_host(), ZYFA_STATUS_BAD_SHAPE);
+  EXPECT_NE(std::string(zyfa_last_error()).find("seqlen = 0"), std::string::npos) << zyfa_last_error();
   size_t bytes = 7;
   EXPECT_EQ(attn.try_workspace_size(&bytes), ZYFA_STATUS_BAD_SHAPE);
   EXPECT_EQ(bytes, 7u) << "a refused call writes nothing";
@@ -90,6 +92,10 @@ TEST(CppLayer, HostCallMatchesTheCAbi) {
   desc.out = out_c.data();
   ASSERT_EQ(zyfa_attn_fwd_host(&desc), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
   EXPECT_EQ(out_cpp, out_c);
+  std::vector<uint16_t> out_try(s * h * d, 0xffff);
+  attn.tensors(q.data(), k.data(), v.data(), out_try.data());
+  ASSERT_EQ(attn.try_forward_host(), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  EXPECT_EQ(out_try, out_c);
   // Equal could mean both untouched: every element written (0xffff is a NaN the call never produces), finite.
   for (uint16_t x : out_cpp) {
     ASSERT_NE(x, 0xffff) << "an output element was not written";
@@ -117,6 +123,17 @@ TEST(CppLayer, QuantizeMatchesTheCAbi) {
   EXPECT_EQ(descale_cpp, descale_c);
   EXPECT_GT(descale_cpp, 0.0f);
   EXPECT_EQ(std::count(dst_cpp.begin(), dst_cpp.end(), uint8_t(0x7f)), 0) << "an element was not written";
+  // The non-throwing form: the same bytes, and a refusal as a status.
+  std::vector<uint8_t> dst_try(rows * dim, 0x7f);
+  float descale_try = -1.0f;
+  const zyfa::Quantize quantize =
+      zyfa::Quantize(rows, dim).rotation(ZYFA_ROTATION_HADAMARD, seed).buffers(src.data(), dst_try.data(), &descale_try);
+  ASSERT_EQ(quantize.try_run_host(), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  EXPECT_EQ(dst_try, dst_c);
+  EXPECT_EQ(descale_try, descale_c);
+  EXPECT_EQ(zyfa::Quantize(rows, 100).rotation(ZYFA_ROTATION_HADAMARD, seed).buffers(src.data(), dst_try.data(),
+                                                                                      &descale_try).try_run_host(),
+            ZYFA_STATUS_UNSUPPORTED_HEAD_DIM);
   try {
     zyfa::Quantize(rows, 100).rotation(ZYFA_ROTATION_HADAMARD, seed).buffers(src.data(), dst_cpp.data(), &descale_cpp)
         .run_host();
