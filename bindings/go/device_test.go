@@ -143,6 +143,58 @@ func TestDeviceFP8WorkspaceGivesTheSameBits(t *testing.T) {
 	}
 }
 
+// Split P on the GPU, after a Prepare: against fp64 it errs under half what exact P errs on the same
+// inputs (a call that ran exact or lean P fails), and a second call gives the same bits.
+func TestDeviceFP8SplitPAfterPrepareIsTheMostAccurate(t *testing.T) {
+	cudatest.RequireGPU(t)
+	r := freshRand(t)
+	split := &Attention{Batch: 1, Seqlen: 300, NHeads: 4, NHeadsK: 2, PRounding: PRoundingSplit}
+	exact := *split
+	exact.PRounding = PRoundingExact
+	const d = 128
+	q8, qs := quantizeHost(t, randomBF16(r, int(split.Seqlen*split.NHeads*d), 1), d)
+	k8, ks := quantizeHost(t, randomBF16(r, int(split.Seqlen*split.NHeadsK*d), 1), d)
+	v8, vs := quantizeHost(t, randomBF16(r, int(split.Seqlen*split.NHeadsK*d), 1), d)
+	tensors := DeviceTensors{Q: dev(cudatest.Upload(t, q8)), K: dev(cudatest.Upload(t, k8)),
+		V: dev(cudatest.Upload(t, v8)), FP8: true,
+		QDescale: DeviceDescale{Value: qs}, KDescale: DeviceDescale{Value: ks}, VDescale: DeviceDescale{Value: vs}}
+	if err := split.Prepare(tensors, 0); err != nil {
+		t.Fatal(err)
+	}
+	run := func(a *Attention) ([]uint16, []float32) {
+		out, lse := deviceOutputs(t, a)
+		call := tensors
+		call.Out, call.LSE = dev(out), dev(lse)
+		if err := a.ForwardDevice(call, 0); err != nil {
+			t.Fatal(err)
+		}
+		return downloadOutputs(t, a, out, lse)
+	}
+	gotOut, gotLSE := run(split)
+	uniform := func(x float32) func(b, h int) float32 { return func(int, int) float32 { return x } }
+	wantOut, wantLSE := attentionFP64(split, decodeFP8(split, q8, split.NHeads, d, uniform(qs)),
+		decodeFP8(split, k8, split.NHeadsK, d, uniform(ks)), decodeFP8(split, v8, split.NHeadsK, d, uniform(vs)),
+		1/math.Sqrt(d))
+	checkAgainst(t, gotOut, gotLSE, wantOut, wantLSE, fp8OutTolerance, fp8LSETolerance)
+	exactOut, _ := run(&exact)
+	splitError := relativeRMSError(t, bf16Values(gotOut), wantOut)
+	exactError := relativeRMSError(t, bf16Values(exactOut), wantOut)
+	if !(splitError < 0.5*exactError) {
+		t.Fatalf("split P errs %.3e, exact P %.3e", splitError, exactError)
+	}
+	againOut, againLSE := run(split)
+	for i := range gotOut {
+		if againOut[i] != gotOut[i] {
+			t.Fatalf("output %d: %#x, then %#x", i, gotOut[i], againOut[i])
+		}
+	}
+	for i := range gotLSE {
+		if math.Float32bits(againLSE[i]) != math.Float32bits(gotLSE[i]) {
+			t.Fatalf("lse %d: %v, then %v", i, gotLSE[i], againLSE[i])
+		}
+	}
+}
+
 // Quantize.Device is bit-identical to Quantize.Host, here with a row stride and the rotation; its descale
 // lands in device memory.
 func TestDeviceQuantizeMatchesHostBits(t *testing.T) {

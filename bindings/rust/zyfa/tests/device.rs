@@ -7,7 +7,7 @@ mod cuda;
 
 use common::*;
 use cuda::{gpu_usable, DeviceBuffer};
-use zyfa::{DeviceDescale, DevicePrecision, DeviceTensors, DeviceWorkspace, Quantize, Rotation};
+use zyfa::{Attention, DeviceDescale, DevicePrecision, DeviceTensors, DeviceWorkspace, PRounding, Quantize, Rotation};
 
 /// out and lse in device memory, poisoned (BF16 NaN, float NaN) so an element the call forgets shows.
 fn poisoned_outputs(shape: &Shape) -> (DeviceBuffer<u16>, DeviceBuffer<f32>) {
@@ -21,10 +21,15 @@ fn upload_qkv<T: Copy>(q: &[T], k: &[T], v: &[T]) -> [DeviceBuffer<T>; 3] {
 
 /// One forward_device into poisoned outputs; returns out and lse once the launch is done.
 fn run<T: Copy>(shape: &Shape, precision: DevicePrecision, qkv: &[DeviceBuffer<T>; 3], workspace: DeviceWorkspace) -> (Vec<u16>, Vec<f32>) {
+    run_with(shape, &shape.attention(), precision, qkv, workspace)
+}
+
+/// run() through a given descriptor of the shape (a P rounding, say).
+fn run_with<T: Copy>(shape: &Shape, attention: &Attention, precision: DevicePrecision, qkv: &[DeviceBuffer<T>; 3], workspace: DeviceWorkspace) -> (Vec<u16>, Vec<f32>) {
     let (out, lse) = poisoned_outputs(shape);
     let tensors = DeviceTensors { q: qkv[0].as_ptr(), k: qkv[1].as_ptr(), v: qkv[2].as_ptr(), out: out.as_mut_ptr(), lse: lse.as_mut_ptr().cast() };
     // SAFETY: every pointer is device memory of the shape's size, alive until download() waits for the launch.
-    unsafe { shape.attention().forward_device_with_workspace(precision, &tensors, workspace, std::ptr::null_mut()) }
+    unsafe { attention.forward_device_with_workspace(precision, &tensors, workspace, std::ptr::null_mut()) }
         .expect("forward_device");
     (out.download(), lse.download())
 }
@@ -118,6 +123,50 @@ fn device_fp8_workspace_gives_the_same_bits() {
     assert!(with == without, "the outputs differ with the workspace");
     let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     assert!(without_lse.iter().all(|x| x.is_finite()) && bits(&with_lse) == bits(&without_lse), "the LSE differs");
+}
+
+/// Split P on the GPU, after a prepare: against fp64 it errs under half what exact P errs on the same inputs
+/// (a call that ran exact or lean P fails), and a second call gives the same bits.
+#[test]
+fn device_fp8_split_p_after_prepare_is_the_most_accurate() {
+    if !gpu_usable("device_fp8_split") {
+        return;
+    }
+    let shape = Shape { batch: 1, seqlen: 300, nheads: 4, nheads_k: 2, d_qk: 128, d_v: 128 };
+    let ([q8, k8, v8], [qs, ks, vs]) = fp8_inputs(&shape, &mut Rng::fresh("device_fp8_split"), 1.0);
+    let precision = DevicePrecision::Fp8 {
+        q_descale: DeviceDescale::Value(qs),
+        k_descale: DeviceDescale::Value(ks),
+        v_descale: DeviceDescale::Value(vs),
+    };
+    let with_rounding = |p_rounding| {
+        Attention::builder()
+            .shape(shape.batch as i64, shape.seqlen as i64)
+            .heads(shape.nheads as i64, shape.nheads_k as i64)
+            .head_dims(shape.d_qk as i64, shape.d_v as i64)
+            .p_rounding(p_rounding)
+            .build()
+    };
+    let (split, exact) = (with_rounding(PRounding::Split), with_rounding(PRounding::Exact));
+    // SAFETY: prepare reads the descriptor and uploads its plan and kernels on the legacy stream.
+    unsafe { split.prepare(precision, std::ptr::null_mut()) }.expect("prepare");
+    let qkv = upload_qkv(&q8, &k8, &v8);
+    let (out, lse) = run_with(&shape, &split, precision, &qkv, DeviceWorkspace::NONE);
+    let want = attention_fp64(
+        &shape,
+        &fp8_values(&q8, &shape, shape.nheads, 128, |_, _| qs),
+        &fp8_values(&k8, &shape, shape.nheads_k, 128, |_, _| ks),
+        &fp8_values(&v8, &shape, shape.nheads_k, 128, |_, _| vs),
+        1.0 / 128f64.sqrt(),
+    );
+    check_against(&shape, &out, &lse, &want, FP8_OUT_TOLERANCE, FP8_LSE_TOLERANCE);
+    let (exact_out, _) = run_with(&shape, &exact, precision, &qkv, DeviceWorkspace::NONE);
+    let split_error = relative_rms_error(&bf16_values(&out), &want.out);
+    let exact_error = relative_rms_error(&bf16_values(&exact_out), &want.out);
+    assert!(split_error < 0.5 * exact_error, "split P errs {split_error:.3e}, exact P {exact_error:.3e}");
+    let (again, again_lse) = run_with(&shape, &split, precision, &qkv, DeviceWorkspace::NONE);
+    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert!(again == out && bits(&again_lse) == bits(&lse), "a second split P call differs");
 }
 
 /// Quantize::device is bit-identical to Quantize::host, with a row stride and with the rotation; its
