@@ -68,3 +68,16 @@ def test_declarations_match_the_c_header(tmp_path):
     assert c, "the probe printed nothing"
     mismatches = {key: (c.get(key), py.get(key)) for key in c.keys() | py.keys() if c.get(key) != py.get(key)}
     assert not mismatches, f"(C, Python) values that differ: {mismatches}"
+
+
+def test_library_versions_loaded_and_refused():
+    """The same or a newer release of the same major version loads (descriptors are append-only); an older
+    one, or another major version, is refused before any call."""
+    from zyfa._lib import check_version
+    mine = _abi.ZYFA_VERSION
+    major = mine // 10000
+    for version in (mine, mine + 1, mine + 100, major * 10000 + 9999):
+        check_version("libzyfa.so", version)
+    for version in (mine - 1, (major + 1) * 10000):
+        with pytest.raises(ImportError, match=f"version {version};"):
+            check_version("libzyfa.so", version)

@@ -29,6 +29,16 @@ def _candidates():
     yield from LIBRARY_NAMES
 
 
+def check_version(path, version):
+    """Refuses a library older than this package (it may lack a function or a descriptor field the package
+    sets) or of another major version. A newer one of the same major version is loaded: zyfa.h's descriptors
+    are append-only and versioned by struct_size, so a library reads the layouts of every earlier release."""
+    major = _abi.ZYFA_VERSION // 10000
+    if version < _abi.ZYFA_VERSION or version // 10000 != major:
+        raise ImportError(f"{path} is zyfa version {version}; this package needs version {_abi.ZYFA_VERSION} or a "
+                          f"later {major}.x release")
+
+
 def _load():
     failures = []
     for path in _candidates():
@@ -40,9 +50,7 @@ def _load():
         for name, restype, argtypes in _abi.FUNCTIONS:
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = restype, argtypes
-        version = lib.zyfa_version()
-        if version != _abi.ZYFA_VERSION:
-            raise ImportError(f"{path} is zyfa version {version}; this package was written for {_abi.ZYFA_VERSION}")
+        check_version(path, lib.zyfa_version())
         return lib
     raise ImportError("libzyfa.so not found; set ZYFA_LIB to the file or ZYFA_LIB_DIR to its folder. Tried:\n  "
                       + "\n  ".join(failures))
