@@ -2,6 +2,7 @@ package zyfa
 
 import (
 	"math"
+	"math/rand"
 	"testing"
 
 	"zyfa/internal/cudatest"
@@ -81,18 +82,29 @@ func TestDeviceFP8DescaleFormsMatchFP64(t *testing.T) {
 	checkAgainst(t, gotOut, gotLSE, wantOut, wantLSE, fp8OutTolerance, fp8LSETolerance)
 }
 
+// fp8DeviceInputs quantizes fresh q, k and v (d = 128, values in [-1, 1)) on the host and uploads the codes:
+// the device tensors with their host descales (no outputs yet), and the values the codes stand for.
+func fp8DeviceInputs(t *testing.T, r *rand.Rand, a *Attention) (DeviceTensors, [3][]float64) {
+	const d = 128
+	q8, qs := quantizeHost(t, randomBF16(r, int(a.Batch*a.Seqlen*a.NHeads*d), 1), d)
+	k8, ks := quantizeHost(t, randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*d), 1), d)
+	v8, vs := quantizeHost(t, randomBF16(r, int(a.Batch*a.Seqlen*a.NHeadsK*d), 1), d)
+	tensors := DeviceTensors{Q: dev(cudatest.Upload(t, q8)), K: dev(cudatest.Upload(t, k8)),
+		V: dev(cudatest.Upload(t, v8)), FP8: true,
+		QDescale: DeviceDescale{Value: qs}, KDescale: DeviceDescale{Value: ks}, VDescale: DeviceDescale{Value: vs}}
+	uniform := func(x float32) func(b, h int) float32 { return func(int, int) float32 { return x } }
+	values := [3][]float64{decodeFP8(a, q8, a.NHeads, d, uniform(qs)), decodeFP8(a, k8, a.NHeadsK, d, uniform(ks)),
+		decodeFP8(a, v8, a.NHeadsK, d, uniform(vs))}
+	return tensors, values
+}
+
 // A workspace changes where V^T comes from, not the output: the same bits with and without one.
 func TestDeviceFP8WorkspaceGivesTheSameBits(t *testing.T) {
 	cudatest.RequireGPU(t)
 	r := freshRand(t)
 	a := &Attention{Batch: 1, Seqlen: 1100, NHeads: 8, NHeadsK: 1} // (8 / 1) * 1100 keys: enough for one
 	const d = 128
-	q8, qs := quantizeHost(t, randomBF16(r, int(a.Seqlen*a.NHeads*d), 1), d)
-	k8, ks := quantizeHost(t, randomBF16(r, int(a.Seqlen*a.NHeadsK*d), 1), d)
-	v8, vs := quantizeHost(t, randomBF16(r, int(a.Seqlen*a.NHeadsK*d), 1), d)
-	tensors := DeviceTensors{Q: dev(cudatest.Upload(t, q8)), K: dev(cudatest.Upload(t, k8)),
-		V: dev(cudatest.Upload(t, v8)), FP8: true,
-		QDescale: DeviceDescale{Value: qs}, KDescale: DeviceDescale{Value: ks}, VDescale: DeviceDescale{Value: vs}}
+	tensors, _ := fp8DeviceInputs(t, r, a)
 	bytes, err := a.WorkspaceSize(tensors)
 	if err != nil || bytes == 0 {
 		t.Fatalf("WorkspaceSize = %d, %v: this shape should use a workspace", bytes, err)
@@ -152,12 +164,7 @@ func TestDeviceFP8SplitPAfterPrepareIsTheMostAccurate(t *testing.T) {
 	exact := *split
 	exact.PRounding = PRoundingExact
 	const d = 128
-	q8, qs := quantizeHost(t, randomBF16(r, int(split.Seqlen*split.NHeads*d), 1), d)
-	k8, ks := quantizeHost(t, randomBF16(r, int(split.Seqlen*split.NHeadsK*d), 1), d)
-	v8, vs := quantizeHost(t, randomBF16(r, int(split.Seqlen*split.NHeadsK*d), 1), d)
-	tensors := DeviceTensors{Q: dev(cudatest.Upload(t, q8)), K: dev(cudatest.Upload(t, k8)),
-		V: dev(cudatest.Upload(t, v8)), FP8: true,
-		QDescale: DeviceDescale{Value: qs}, KDescale: DeviceDescale{Value: ks}, VDescale: DeviceDescale{Value: vs}}
+	tensors, want := fp8DeviceInputs(t, r, split)
 	if err := split.Prepare(tensors, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -171,10 +178,7 @@ func TestDeviceFP8SplitPAfterPrepareIsTheMostAccurate(t *testing.T) {
 		return downloadOutputs(t, a, out, lse)
 	}
 	gotOut, gotLSE := run(split)
-	uniform := func(x float32) func(b, h int) float32 { return func(int, int) float32 { return x } }
-	wantOut, wantLSE := attentionFP64(split, decodeFP8(split, q8, split.NHeads, d, uniform(qs)),
-		decodeFP8(split, k8, split.NHeadsK, d, uniform(ks)), decodeFP8(split, v8, split.NHeadsK, d, uniform(vs)),
-		1/math.Sqrt(d))
+	wantOut, wantLSE := attentionFP64(split, want[0], want[1], want[2], 1/math.Sqrt(d))
 	checkAgainst(t, gotOut, gotLSE, wantOut, wantLSE, fp8OutTolerance, fp8LSETolerance)
 	exactOut, _ := run(&exact)
 	splitError := relativeRMSError(t, bf16Values(gotOut), wantOut)

@@ -92,6 +92,11 @@ fn device_fp8_descale_forms_match_fp64() {
     check_against(&shape, &out, &lse, &want, FP8_OUT_TOLERANCE, FP8_LSE_TOLERANCE);
 }
 
+/// FP8 with q's, k's and v's descales as host values.
+fn host_descales([q, k, v]: [f32; 3]) -> DevicePrecision {
+    DevicePrecision::Fp8 { q_descale: DeviceDescale::Value(q), k_descale: DeviceDescale::Value(k), v_descale: DeviceDescale::Value(v) }
+}
+
 /// A workspace changes where V^T comes from, not the output: the same bits with and without one.
 #[test]
 fn device_fp8_workspace_gives_the_same_bits() {
@@ -101,11 +106,7 @@ fn device_fp8_workspace_gives_the_same_bits() {
     // (nheads / nheads_k) * seqlen keys of 8800: long enough for a workspace.
     let shape = Shape { batch: 1, seqlen: 1100, nheads: 8, nheads_k: 1, d_qk: 128, d_v: 128 };
     let ([q8, k8, v8], [qs, ks, vs]) = fp8_inputs(&shape, &mut Rng::fresh("device_fp8_workspace"), 1.0);
-    let precision = DevicePrecision::Fp8 {
-        q_descale: DeviceDescale::Value(qs),
-        k_descale: DeviceDescale::Value(ks),
-        v_descale: DeviceDescale::Value(vs),
-    };
+    let precision = host_descales([qs, ks, vs]);
     let bytes = shape.attention().workspace_size(precision).expect("workspace_size");
     assert!(bytes > 0, "this shape should use a workspace");
     let qkv = upload_qkv(&q8, &k8, &v8);
@@ -134,20 +135,8 @@ fn device_fp8_split_p_after_prepare_is_the_most_accurate() {
     }
     let shape = Shape { batch: 1, seqlen: 300, nheads: 4, nheads_k: 2, d_qk: 128, d_v: 128 };
     let ([q8, k8, v8], [qs, ks, vs]) = fp8_inputs(&shape, &mut Rng::fresh("device_fp8_split"), 1.0);
-    let precision = DevicePrecision::Fp8 {
-        q_descale: DeviceDescale::Value(qs),
-        k_descale: DeviceDescale::Value(ks),
-        v_descale: DeviceDescale::Value(vs),
-    };
-    let with_rounding = |p_rounding| {
-        Attention::builder()
-            .shape(shape.batch as i64, shape.seqlen as i64)
-            .heads(shape.nheads as i64, shape.nheads_k as i64)
-            .head_dims(shape.d_qk as i64, shape.d_v as i64)
-            .p_rounding(p_rounding)
-            .build()
-    };
-    let (split, exact) = (with_rounding(PRounding::Split), with_rounding(PRounding::Exact));
+    let precision = host_descales([qs, ks, vs]);
+    let (split, exact) = (shape.attention_rounded(PRounding::Split), shape.attention_rounded(PRounding::Exact));
     // SAFETY: prepare reads the descriptor and uploads its plan and kernels on the legacy stream.
     unsafe { split.prepare(precision, std::ptr::null_mut()) }.expect("prepare");
     let qkv = upload_qkv(&q8, &k8, &v8);

@@ -21,20 +21,11 @@ fn fp8_inputs(shape: &Shape, rng: &mut Rng) -> ([Vec<u8>; 3], HostDescales<'stat
     ([q, k, v], descales)
 }
 
-fn attention(shape: &Shape, p_rounding: PRounding) -> Attention {
-    Attention::builder()
-        .shape(shape.batch as i64, shape.seqlen as i64)
-        .heads(shape.nheads as i64, shape.nheads_k as i64)
-        .head_dims(shape.d_qk as i64, shape.d_v as i64)
-        .p_rounding(p_rounding)
-        .build()
-}
-
 /// One FP8 call on the CPU backend with this P rounding; its output.
 fn run(shape: &Shape, qkv: &[Vec<u8>; 3], descales: &HostDescales, p_rounding: PRounding) -> zyfa::Result<Vec<u16>> {
     let [q, k, v] = qkv;
     let mut out = vec![POISON_BF16; shape.out_len()];
-    attention(shape, p_rounding).forward_host_fp8(q, k, v, descales, &mut out, None)?;
+    shape.attention_rounded(p_rounding).forward_host_fp8(q, k, v, descales, &mut out, None)?;
     assert!(out.iter().all(|x| *x != POISON_BF16), "{p_rounding:?}: unwritten outputs");
     Ok(out)
 }
@@ -95,7 +86,7 @@ fn p_rounding_with_bf16_is_refused() {
     let shape = Shape { batch: 1, seqlen: 16, nheads: 1, nheads_k: 1, d_qk: 128, d_v: 128 };
     let x = Rng::fresh("p_rounding_bf16").bf16_tensor(shape.q_len(), 1.0);
     let mut out = vec![POISON_BF16; shape.out_len()];
-    let err = attention(&shape, PRounding::Exact).forward_host_bf16(&x, &x, &x, &mut out, None).unwrap_err();
+    let err = shape.attention_rounded(PRounding::Exact).forward_host_bf16(&x, &x, &x, &mut out, None).unwrap_err();
     assert_eq!(err.status(), Status::Fp8FieldWithBf16);
     assert!(err.message().contains("p_rounding"), "message: {}", err.message());
 }

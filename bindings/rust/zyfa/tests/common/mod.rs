@@ -63,10 +63,15 @@ pub struct Shape {
 
 impl Shape {
     pub fn attention(&self) -> zyfa::Attention {
+        self.attention_rounded(zyfa::PRounding::Default)
+    }
+    /// The shape's descriptor with an FP8 P rounding.
+    pub fn attention_rounded(&self, p_rounding: zyfa::PRounding) -> zyfa::Attention {
         zyfa::Attention::builder()
             .shape(self.batch as i64, self.seqlen as i64)
             .heads(self.nheads as i64, self.nheads_k as i64)
             .head_dims(self.d_qk as i64, self.d_v as i64)
+            .p_rounding(p_rounding)
             .build()
     }
     pub fn q_len(&self) -> usize {
