@@ -92,6 +92,11 @@ fn device_fp8_descale_forms_match_fp64() {
     check_against(&shape, &out, &lse, &want, FP8_OUT_TOLERANCE, FP8_LSE_TOLERANCE);
 }
 
+/// Each float's bits, so that equal NaNs compare equal and -0 differs from 0.
+fn f32_bits(x: &[f32]) -> Vec<u32> {
+    x.iter().map(|v| v.to_bits()).collect()
+}
+
 /// FP8 with q's, k's and v's descales as host values.
 fn host_descales([q, k, v]: [f32; 3]) -> DevicePrecision {
     DevicePrecision::Fp8 { q_descale: DeviceDescale::Value(q), k_descale: DeviceDescale::Value(k), v_descale: DeviceDescale::Value(v) }
@@ -122,8 +127,7 @@ fn device_fp8_workspace_gives_the_same_bits() {
     assert!(overwritten >= v_t_bytes, "the call wrote {overwritten} workspace bytes; V^T alone is {v_t_bytes}");
     assert!(bf16_values(&without).iter().all(|x| x.is_finite()), "unwritten outputs");
     assert!(with == without, "the outputs differ with the workspace");
-    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    assert!(without_lse.iter().all(|x| x.is_finite()) && bits(&with_lse) == bits(&without_lse), "the LSE differs");
+    assert!(without_lse.iter().all(|x| x.is_finite()) && f32_bits(&with_lse) == f32_bits(&without_lse), "the LSE differs");
 }
 
 /// Split P on the GPU, after a prepare: against fp64 it errs under half what exact P errs on the same inputs
@@ -154,8 +158,7 @@ fn device_fp8_split_p_after_prepare_is_the_most_accurate() {
     let exact_error = relative_rms_error(&bf16_values(&exact_out), &want.out);
     assert!(split_error < 0.5 * exact_error, "split P errs {split_error:.3e}, exact P {exact_error:.3e}");
     let (again, again_lse) = run_with(&shape, &split, precision, &qkv, DeviceWorkspace::NONE);
-    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    assert!(again == out && bits(&again_lse) == bits(&lse), "a second split P call differs");
+    assert!(again == out && f32_bits(&again_lse) == f32_bits(&lse), "a second split P call differs");
 }
 
 /// Quantize::device is bit-identical to Quantize::host, with a row stride and with the rotation; its
