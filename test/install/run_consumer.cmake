@@ -1,5 +1,5 @@
 # Installs the build into a scratch prefix, then configures, builds and runs test/install/consumer.
-# Run: cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DLIBDIR=lib -P this.
+# Run: cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DLIBDIR=lib -DEXPECTED_VERSION=x.y.z -P this.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 function(run)
@@ -11,8 +11,10 @@ function(run)
 endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} --component Unspecified)
 set(ENV{PKG_CONFIG_PATH} "${prefix}/${LIBDIR}/pkgconfig")
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/consumer -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${prefix})
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/consumer -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${prefix}
+    -DZYFA_EXPECTED_VERSION=${EXPECTED_VERSION})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-set(ENV{LD_LIBRARY_PATH} "${prefix}/${LIBDIR}")
+# No LD_LIBRARY_PATH: a CMake build tree finds the installed library through the link's runtime path.
 run(${WORK_DIR}/build/consumer_cmake)
+run(${WORK_DIR}/build/consumer_cpp)
 run(${WORK_DIR}/build/consumer_pkgconfig)
