@@ -90,12 +90,12 @@ zyfa_plan_cache_stats cache_stats() {
   const bool fp8 = host.shape().fp8();
   const ref::ReferenceResult exact = ref::attention_fp64(host.problem());
   const ErrorStats out = compare_to_reference(host.out_values(), exact.out);
-  const double out_limit = fp8 ? kFp8MarginOverCpuBackend * max_rel_rms(host.shape()) : kMaxRelRmsBf16;
+  const double out_limit = fp8 ? max_rel_rms_gpu(host.shape()) : kMaxRelRmsBf16;
   const ::testing::AssertionResult out_ok = within_rel_rms(out, out_limit);
   if (!out_ok) return ::testing::AssertionFailure() << host.shape().name() << " out: " << out_ok.message();
   if (host.shape().with_lse) {
     const ErrorStats lse = compare_to_reference(host.lse_values(), exact.lse);
-    const double limit = fp8 ? kFp8MarginOverCpuBackend * max_lse_err(host.shape()) : kMaxLseAbsBf16;
+    const double limit = fp8 ? max_lse_err_gpu(host.shape()) : kMaxLseAbsBf16;
     if (lse.count <= 0 || lse.nonfinite != 0 || !(lse.max_abs <= limit)) {
       return ::testing::AssertionFailure() << host.shape().name() << " lse: " << lse.describe() << ", limit max_abs "
                                            << limit;

@@ -4,6 +4,7 @@
 #ifndef ZYFA_TEST_SUPPORT_ERROR_LIMITS_HPP_
 #define ZYFA_TEST_SUPPORT_ERROR_LIMITS_HPP_
 
+#include "support/backend_ratio.hpp"
 #include "support/host_attention.hpp"
 #include "zyfa/zyfa.h"
 
@@ -42,6 +43,12 @@ inline double max_lse_err(const AttentionShape &s) {
   if (s.p_rounding == ZYFA_P_ROUNDING_SPLIT) return kMaxLseErrFp8SplitP;
   return s.lean_p() ? kMaxLseErrFp8LeanP : kMaxLseErrFp8ExactP;
 }
+
+// A GPU kernel's limits against fp64: the CPU backend's for the shape, widened by the kMaxBackendRatio a
+// kernel may differ from it (backend_ratio.hpp). FP8: lean P 3.6e-2 and 0.126 nats, exact P 3.0e-2 and 0.078,
+// split P 6e-3 and 6e-3.
+inline double max_rel_rms_gpu(const AttentionShape &s) { return (1 + kMaxBackendRatio) * max_rel_rms(s); }
+inline double max_lse_err_gpu(const AttentionShape &s) { return (1 + kMaxBackendRatio) * max_lse_err(s); }
 
 }  // namespace zyfa::test
 
